@@ -1,0 +1,3 @@
+module github.com/hexstate/hexstate
+
+go 1.25.0

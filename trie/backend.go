@@ -1,0 +1,34 @@
+package trie
+
+import "github.com/hexstate/hexstate/vertex"
+
+// Backend is the persistent store beneath a DB: a map from vertex ID to encoded
+// vertex record plus one admin record. It is the only interface in hexstate; the
+// RocksDB store (package rocks) and the in-memory store (NewMemoryBackend) implement it.
+//
+// A Backend must be safe for concurrent reads; Write is never called concurrently
+// with itself.
+type Backend interface {
+	// Vertex returns the encoded record of vertex id, or (nil, nil) when there is
+	// none. The caller owns the returned slice.
+	Vertex(id vertex.ID) ([]byte, error)
+
+	// VertexRange calls fn, in ascending ID order, for every record whose ID lies in
+	// [first, first+n). rec is only valid during the call. It is the one-read path
+	// a v2 branch uses to load its 16 pre-allocated child slots. An error from fn
+	// stops the walk and is returned.
+	VertexRange(first vertex.ID, n int, fn func(id vertex.ID, rec []byte) error) error
+
+	// Admin returns the admin record, or (nil, nil) for a store never written.
+	Admin() ([]byte, error)
+
+	// Write applies b atomically: after a crash the store holds either everything
+	// b wrote or nothing of it.
+	Write(b *vertex.Batch) error
+
+	// Stats returns counters of the reads served so far.
+	Stats() vertex.ReadStats
+
+	// Close flushes and releases the store. Calling it again returns nil.
+	Close() error
+}
