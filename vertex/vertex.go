@@ -1,0 +1,88 @@
+package vertex
+
+import (
+	"github.com/hexstate/hexstate/hashkey"
+	"github.com/holiman/uint256"
+)
+
+// Kind tells a leaf from a branch. There is no extension kind: an extension is
+// fused into the branch below it as the branch's Path.
+type Kind uint8
+
+const (
+	// Leaf holds the rest of a key's path and its payload.
+	Leaf Kind = 1
+	// Branch has up to 16 children and, in a generic trie, a value of its own (for a
+	// key that ends here). Its Path, when not empty, is the fused extension above it.
+	Branch Kind = 2
+)
+
+// PayloadKind tells what a leaf (or a branch's value) holds.
+type PayloadKind uint8
+
+const (
+	NoPayload      PayloadKind = 0 // a branch without a value
+	RawPayload     PayloadKind = 1 // arbitrary non-empty bytes (generic tries)
+	AccountPayload PayloadKind = 2 // an Account (state trie)
+	SlotPayload    PayloadKind = 3 // a storage slot: Value holds its minimal big-endian bytes
+)
+
+// Account is the payload of an account leaf. Its storage root is not stored: it is
+// the hash key of the storage trie rooted at Storage (NoID: no storage).
+type Account struct {
+	Nonce    uint64
+	Balance  uint256.Int
+	CodeHash hashkey.Hash
+	Storage  ID
+}
+
+// Vertex is one node of the trie. Fields are never changed in place once the vertex
+// is shared (cached, or visible to another frame); writers clone first.
+type Vertex struct {
+	Kind    Kind
+	Payload PayloadKind
+	Used    uint16      // branch: bit n set when child n exists
+	Path    []byte      // nibbles: a leaf's remaining path, a branch's fused extension
+	Base    ID          // branch, format v2: child n is Base+n
+	Kids    *[16]ID     // branch, format v1: child IDs (nil in v2)
+	Value   []byte      // RawPayload bytes, or a slot's minimal big-endian value
+	Acc     *Account    // AccountPayload
+	Key     hashkey.Key // hash key when known; void means "recompute"
+}
+
+// Child returns the ID of child n of a branch, or NoID when slot n is unused.
+func (v *Vertex) Child(n int) ID {
+	if v.Used&(1<<n) == 0 {
+		return NoID
+	}
+	if v.Kids != nil {
+		return v.Kids[n]
+	}
+	return v.Base + ID(n)
+}
+
+// Clone returns a copy of v that can be changed without affecting v. Slices and the
+// account are shared (they are replaced, never mutated); a v1 child array is copied.
+func (v *Vertex) Clone() *Vertex {
+	c := *v
+	if v.Kids != nil {
+		k := *v.Kids
+		c.Kids = &k
+	}
+	return &c
+}
+
+// HasValue reports whether v carries a payload (always true for a leaf).
+func (v *Vertex) HasValue() bool { return v.Payload != NoPayload }
+
+// Size is an estimate of the memory v holds, for byte-bounded caches.
+func (v *Vertex) Size() int {
+	n := 128 + len(v.Path) + len(v.Value)
+	if v.Kids != nil {
+		n += 128
+	}
+	if v.Acc != nil {
+		n += 96
+	}
+	return n
+}
