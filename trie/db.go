@@ -1,0 +1,200 @@
+package trie
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/hexstate/hexstate/hashkey"
+	"github.com/hexstate/hexstate/vertex"
+)
+
+// Options configures a DB. The zero value is valid.
+type Options struct {
+	// Format selects the layout of a new database and the layout an existing one
+	// must have (0 means vertex.Latest). Opening a database of another format
+	// fails with a *FormatError; trie-migrate converts it.
+	Format vertex.Format
+	// CacheBytes bounds the decoded-vertex cache above the backend (default 256 MiB).
+	CacheBytes int
+	// Workers is how many goroutines hash sub-tries in parallel (default
+	// GOMAXPROCS; 1 hashes serially). Results are identical either way.
+	Workers int
+}
+
+// DB is a persistent Merkle-Patricia state database on a Backend: the persisted
+// base state plus a tree of in-memory frames (Tx) on top of it.
+//
+// The trie rooted at vertex.RootID is the state (account) trie, or, used through
+// Put/Get/Delete, a generic byte-keyed trie; a database holds one or the other.
+type DB struct {
+	mu      sync.RWMutex // Persist, Close, Begin and Rollback write; reads read
+	backend Backend
+	format  vertex.Format
+	workers int
+	cache   *vertexCache
+	base    *Tx // the persisted state, as a frame with no changes
+	block   uint64
+	root    hashkey.Hash
+	closed  bool
+}
+
+// Open opens the database held by b, or creates one in an empty b. The DB owns b
+// from now on: Close closes it.
+func Open(b Backend, opts *Options) (*DB, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	want := opts.Format
+	if want == 0 {
+		want = vertex.Latest
+	}
+	if !want.Valid() {
+		return nil, &FormatError{Found: want, Want: vertex.Latest}
+	}
+	rec, err := b.Admin()
+	if err != nil {
+		return nil, fmt.Errorf("trie: reading admin record: %w", err)
+	}
+	a := admin{format: want, top: vertex.FirstFreeID - 1, root: hashkey.EmptyRoot}
+	if rec == nil {
+		if err := b.Write(&vertex.Batch{Admin: a.encode()}); err != nil {
+			return nil, fmt.Errorf("trie: creating database: %w", err)
+		}
+	} else if a, err = decodeAdmin(rec); err != nil {
+		return nil, err
+	} else if a.format != want {
+		return nil, &FormatError{Found: a.format, Want: want}
+	}
+	db := &DB{
+		backend: b,
+		format:  a.format,
+		workers: opts.Workers,
+		cache:   newVertexCache(cmpOr(opts.CacheBytes, 256<<20)),
+		block:   a.block,
+		root:    a.root,
+	}
+	db.base = newFrame(db, nil, vertex.Allocator{Top: a.top})
+	db.base.sealed = true
+	if err := db.checkRoot(); err != nil {
+		return nil, err
+	}
+	return db, nil
+}
+
+func cmpOr(v, def int) int {
+	if v <= 0 {
+		return def
+	}
+	return v
+}
+
+// checkRoot verifies that the root vertex's key (read from its record, not
+// recomputed, unless the root is a leaf or a branch under 32 bytes) matches the
+// root in the admin record: a cheap check that the store is what admin says.
+func (db *DB) checkRoot() error {
+	got, err := db.base.hash()
+	if err != nil {
+		return fmt.Errorf("trie: reading the state root: %w", err)
+	}
+	if got != db.root {
+		return fmt.Errorf("%w: root vertex hashes to %v, admin record says %v", ErrCorruptAdmin, got, db.root)
+	}
+	return nil
+}
+
+// Format is the database's on-disk layout.
+func (db *DB) Format() vertex.Format { return db.format }
+
+// Block is the block number the persisted state was persisted at.
+func (db *DB) Block() uint64 {
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	return db.block
+}
+
+// StateRoot returns the root of the persisted state.
+func (db *DB) StateRoot() (hashkey.Hash, error) {
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	if db.closed {
+		return hashkey.Hash{}, ErrClosed
+	}
+	return db.root, nil
+}
+
+// Begin starts a frame on the persisted base state.
+func (db *DB) Begin() *Tx {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	return newFrame(db, db.base, db.base.alloc)
+}
+
+// CacheStats reports hits, misses and size of the vertex cache.
+func (db *DB) CacheStats() CacheStats { return db.cache.stats() }
+
+// BackendStats reports the reads the backend served.
+func (db *DB) BackendStats() vertex.ReadStats { return db.backend.Stats() }
+
+// Close closes the database and its backend. Frames answer ErrClosed afterwards.
+// Calling it again returns nil.
+func (db *DB) Close() error {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if db.closed {
+		return nil
+	}
+	db.closed = true
+	return db.backend.Close()
+}
+
+// load returns persisted vertex id (nil when absent), from the cache or the backend.
+func (db *DB) load(id vertex.ID) (*vertex.Vertex, error) {
+	if v := db.cache.get(id); v != nil {
+		return v, nil
+	}
+	rec, err := db.backend.Vertex(id)
+	if err != nil {
+		return nil, vertexError(id, err)
+	}
+	if rec == nil {
+		return nil, nil
+	}
+	v, err := vertex.Decode(rec)
+	if err != nil {
+		return nil, vertexError(id, err)
+	}
+	db.cache.add(id, v)
+	return v, nil
+}
+
+// prefetchChildren loads the persisted children of a format-v2 branch in one range
+// read over its 16 slots when two or more of them are neither in tx's frames nor
+// cached. (A format-v1 branch's children are scattered: they are read one by one.)
+func (db *DB) prefetchChildren(tx *Tx, v *vertex.Vertex) error {
+	if v.Kids != nil || v.Used == 0 {
+		return nil
+	}
+	missing := 0
+	for n := 0; n < 16; n++ {
+		id := v.Base + vertex.ID(n)
+		if v.Used&(1<<n) != 0 && !tx.inFrames(id) && !db.cache.contains(id) {
+			missing++
+		}
+	}
+	if missing < 2 {
+		return nil
+	}
+	err := db.backend.VertexRange(v.Base, vertex.BranchSlots, func(id vertex.ID, rec []byte) error {
+		c, err := vertex.Decode(rec)
+		if err != nil {
+			return vertexError(id, err)
+		}
+		db.cache.add(id, c)
+		return nil
+	})
+	if err != nil && !errors.Is(err, vertex.ErrCorrupt) {
+		err = fmt.Errorf("trie: reading children of branch at base %d: %w", v.Base, err)
+	}
+	return err
+}

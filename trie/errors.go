@@ -1,0 +1,44 @@
+package trie
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/hexstate/hexstate/vertex"
+)
+
+var (
+	// ErrStale is returned by a frame on a fork that a Persist abandoned, or whose
+	// ancestor was rolled back.
+	ErrStale = errors.New("trie: frame is stale (its fork was abandoned or rolled back)")
+	// ErrClosed is returned after DB.Close.
+	ErrClosed = errors.New("trie: database is closed")
+	// ErrBadProof wraps every reason VerifyProof rejects a proof.
+	ErrBadProof = errors.New("trie: invalid proof")
+	// ErrCorruptAdmin is wrapped when the admin record cannot be decoded.
+	ErrCorruptAdmin = errors.New("trie: corrupt admin record")
+	// ErrMissingVertex is wrapped when a vertex the trie refers to is not in the store.
+	ErrMissingVertex = errors.New("trie: missing vertex")
+)
+
+// FormatError is returned by Open for a database written in a format this DB was
+// not asked to open (or does not know).
+type FormatError struct {
+	Found, Want vertex.Format
+}
+
+func (e *FormatError) Error() string {
+	if e.Found.Valid() && e.Found < vertex.Latest {
+		return fmt.Sprintf("trie: database is in format %v, %v requested: run `trie-migrate -to %v <dir>` to convert it without a resync", e.Found, e.Want, e.Want)
+	}
+	return fmt.Sprintf("trie: database is in format %v, %v requested", e.Found, e.Want)
+}
+
+// vertexError wraps a vertex read or decode failure with the ID it concerns.
+func vertexError(id vertex.ID, err error) error {
+	return fmt.Errorf("trie: vertex %d: %w", id, err)
+}
+
+// ErrSealed is returned when writing to a frame that has a child frame or was
+// persisted; write to a new child frame instead.
+var ErrSealed = errors.New("trie: frame is sealed (it has a child frame or was persisted)")

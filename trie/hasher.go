@@ -1,0 +1,176 @@
+package trie
+
+import (
+	"github.com/hexstate/hexstate/hashkey"
+	"github.com/hexstate/hexstate/vertex"
+)
+
+var vertexKeyVoid hashkey.Key
+
+// hasher computes hash keys lazily and bottom-up. A vertex's key is cached in the
+// vertex; a write voids the keys on its path only (Tx.own), so a later hash walks
+// down only into vertices whose key is void and re-hashes nothing else.
+//
+// Where a computed key goes depends on who holds the vertex: a vertex the frame
+// owns gets it in place; one inherited from a parent frame is cloned into this
+// frame with the key; a persisted one gets it in the database's cache. In parallel
+// mode (several hashers on disjoint sub-tries of one frame) the frame's map must
+// not be written, so clones are queued in pending and applied afterwards.
+type hasher struct {
+	tx       *Tx
+	buf      []byte // node RLP
+	vbuf     []byte // leaf value RLP
+	parallel bool
+	pending  []pendingKey
+}
+
+type pendingKey struct {
+	id vertex.ID
+	v  *vertex.Vertex
+}
+
+// key returns the hash key of vertex id (void for no vertex).
+func (h *hasher) key(id vertex.ID) (hashkey.Key, error) {
+	v, err := h.tx.get(id)
+	if err != nil || v == nil {
+		return hashkey.Key{}, err
+	}
+	if !v.Key.IsVoid() {
+		return v.Key, nil
+	}
+	k, err := h.compute(id, v)
+	if err != nil {
+		return k, err
+	}
+	h.remember(id, v, k)
+	return k, nil
+}
+
+// compute returns the key of v, computing its children's keys first.
+func (h *hasher) compute(id vertex.ID, v *vertex.Vertex) (hashkey.Key, error) {
+	inner, outer, err := h.encode(v)
+	if err != nil {
+		return hashkey.Key{}, err
+	}
+	if outer != nil {
+		return hashkey.KeyOf(outer), nil
+	}
+	return hashkey.KeyOf(inner), nil
+}
+
+// encode returns the RLP of v's node: for a leaf or a plain branch in inner; for a
+// branch fused with an extension, the branch node in inner and the extension node
+// in outer. Both alias the hasher's buffers, valid until its next use.
+func (h *hasher) encode(v *vertex.Vertex) (inner, outer []byte, err error) {
+	if v.Kind == vertex.Leaf {
+		value, err := h.value(v)
+		if err != nil {
+			return nil, nil, err
+		}
+		h.buf = hashkey.AppendLeaf(h.buf[:0], v.Path, value)
+		return h.buf, nil, nil
+	}
+	var kids [16]hashkey.Key
+	if err := h.tx.db.prefetchChildren(h.tx, v); err != nil {
+		return nil, nil, err
+	}
+	for n := 0; n < 16; n++ {
+		if c := v.Child(n); c != vertex.NoID {
+			k, err := h.key(c)
+			if err != nil {
+				return nil, nil, err
+			}
+			if k.IsVoid() {
+				return nil, nil, vertexError(c, ErrMissingVertex)
+			}
+			kids[n] = k
+		}
+	}
+	var value []byte
+	if v.HasValue() {
+		if value, err = h.value(v); err != nil {
+			return nil, nil, err
+		}
+	}
+	h.buf = hashkey.AppendBranch(h.buf[:0], &kids, value)
+	if len(v.Path) == 0 {
+		return h.buf, nil, nil
+	}
+	k := hashkey.KeyOf(h.buf)
+	n := len(h.buf)
+	h.buf = hashkey.AppendExtension(h.buf, v.Path, &k)
+	return h.buf[:n], h.buf[n:], nil
+}
+
+// value returns the bytes a leaf node stores as its value: raw bytes as they are,
+// a slot as RLP of its minimal big-endian value, an account as
+// RLP[nonce, balance, storageRoot, codeHash].
+func (h *hasher) value(v *vertex.Vertex) ([]byte, error) {
+	switch v.Payload {
+	case vertex.SlotPayload:
+		h.vbuf = hashkey.AppendString(h.vbuf[:0], v.Value)
+		return h.vbuf, nil
+	case vertex.AccountPayload:
+		root := hashkey.EmptyRoot
+		if v.Acc.Storage != vertex.NoID {
+			k, err := h.key(v.Acc.Storage)
+			if err != nil {
+				return nil, err
+			}
+			root = k.Hash()
+		}
+		h.vbuf = appendAccountRLP(h.vbuf[:0], v.Acc, &root)
+		return h.vbuf, nil
+	}
+	return v.Value, nil
+}
+
+// appendAccountRLP appends RLP[nonce, balance, storageRoot, codeHash].
+func appendAccountRLP(dst []byte, a *vertex.Account, root *hashkey.Hash) []byte {
+	var bal [32]byte
+	a.Balance.WriteToArray32(&bal)
+	balBytes := trimLeadingZeros(bal[:])
+	payload := hashkey.Uint64Size(a.Nonce) + hashkey.StringSize(balBytes) + 33 + 33
+	dst = hashkey.AppendListHeader(dst, payload)
+	dst = hashkey.AppendUint64(dst, a.Nonce)
+	dst = hashkey.AppendString(dst, balBytes)
+	dst = hashkey.AppendString(dst, root[:])
+	return hashkey.AppendString(dst, a.CodeHash[:])
+}
+
+func trimLeadingZeros(b []byte) []byte {
+	for len(b) > 0 && b[0] == 0 {
+		b = b[1:]
+	}
+	return b
+}
+
+// remember records key k of vertex v (as seen at id) where the next read finds it.
+func (h *hasher) remember(id vertex.ID, v *vertex.Vertex, k hashkey.Key) {
+	tx := h.tx
+	if cur, ok := tx.vtx[id]; ok && cur == v {
+		v.Key = k // owned: disjoint sub-tries never share a vertex, so this is race-free
+		return
+	}
+	if !tx.inFrames(id) {
+		tx.db.cache.setKey(id, v, k) // persisted vertex: cache the key
+		return
+	}
+	c := v.Clone()
+	c.Key = k
+	if h.parallel {
+		h.pending = append(h.pending, pendingKey{id, c})
+		return
+	}
+	tx.vtx[id] = c
+}
+
+// inFrames reports whether tx or a parent frame (not the database) holds vertex id.
+func (tx *Tx) inFrames(id vertex.ID) bool {
+	for f := tx; f != nil; f = f.parent {
+		if _, ok := f.vtx[id]; ok {
+			return true
+		}
+	}
+	return false
+}

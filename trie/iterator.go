@@ -1,0 +1,131 @@
+package trie
+
+import (
+	"bytes"
+
+	"github.com/hexstate/hexstate/hashkey"
+	"github.com/hexstate/hexstate/vertex"
+)
+
+// Iterator walks the keys of a trie in ascending order from a start key. Each Next
+// reads the frame anew under the database's read lock; writes to the frame during
+// an iteration are not allowed (a sealed frame cannot change).
+type Iterator struct {
+	tx    *Tx
+	stack []iterFrame
+	path  []byte // nibbles of the current position
+	key   []byte
+	value *vertex.Vertex
+	err   error
+}
+
+// iterFrame is one vertex on the iterator's path.
+type iterFrame struct {
+	v       *vertex.Vertex
+	plen    int    // nibbles of the key above v.Path
+	bound   []byte // nibbles of start still to honour below v.Path; nil: none
+	pos     int    // -1: own value not yet visited; 0..15 next child; 16 done
+	bounded bool
+}
+
+// Iterator returns an iterator over the generic trie's keys >= start.
+func (tx *Tx) Iterator(start []byte) *Iterator {
+	return tx.iterate(vertex.RootID, hashkey.AppendNibbles(nil, start))
+}
+
+func (tx *Tx) iterate(root vertex.ID, start []byte) *Iterator {
+	it := &Iterator{tx: tx}
+	tx.db.mu.RLock()
+	defer tx.db.mu.RUnlock()
+	if it.err = tx.check(false); it.err == nil {
+		it.push(root, 0, start, len(start) > 0)
+	}
+	return it
+}
+
+// push enters vertex id below a key prefix of plen nibbles (already in it.path),
+// skipping it when all its keys are below the bound.
+func (it *Iterator) push(id vertex.ID, plen int, bound []byte, bounded bool) {
+	v, err := it.tx.get(id)
+	if err != nil || v == nil {
+		it.err = err
+		return
+	}
+	if bounded {
+		l := min(len(v.Path), len(bound))
+		switch c := bytes.Compare(v.Path[:l], bound[:l]); {
+		case c < 0:
+			return // every key below is smaller than start
+		case c > 0 || len(bound) <= len(v.Path):
+			bounded, bound = false, nil // every key below is >= start
+		default:
+			bound = bound[len(v.Path):]
+		}
+	}
+	it.path = append(it.path[:plen], v.Path...)
+	it.stack = append(it.stack, iterFrame{v: v, plen: plen, bound: bound, pos: -1, bounded: bounded})
+}
+
+// Next moves to the next key and reports whether there is one.
+func (it *Iterator) Next() bool {
+	if it.err != nil {
+		return false
+	}
+	it.tx.db.mu.RLock()
+	defer it.tx.db.mu.RUnlock()
+	if it.err = it.tx.check(false); it.err != nil {
+		return false
+	}
+	for len(it.stack) > 0 && it.err == nil {
+		f := &it.stack[len(it.stack)-1]
+		end := f.plen + len(f.v.Path)
+		if f.pos == -1 {
+			f.pos = 0
+			if f.v.Kind == vertex.Leaf {
+				f.pos = 16
+			}
+			if f.v.HasValue() && !f.bounded {
+				it.key = hashkey.AppendPacked(it.key[:0], it.path[:end])
+				it.value = f.v
+				return true
+			}
+			continue
+		}
+		if f.pos >= 16 {
+			it.stack = it.stack[:len(it.stack)-1]
+			continue
+		}
+		n := f.pos
+		f.pos++
+		id := f.v.Child(n)
+		if id == vertex.NoID {
+			continue
+		}
+		bound, bounded := []byte(nil), false
+		if f.bounded {
+			switch {
+			case n < int(f.bound[0]):
+				continue
+			case n == int(f.bound[0]):
+				bound, bounded = f.bound[1:], true
+			}
+		}
+		it.path = append(it.path[:end], byte(n))
+		it.push(id, end+1, bound, bounded)
+	}
+	return false
+}
+
+// Key returns the current key; it is valid until the next call to Next.
+func (it *Iterator) Key() []byte { return it.key }
+
+// Value returns the current value (for a generic trie, the bytes stored).
+func (it *Iterator) Value() []byte {
+	if it.value == nil {
+		return nil
+	}
+	return it.value.Value
+}
+
+// Err returns the error that stopped the iteration, if any.
+func (it *Iterator) Err() error { return it.err }

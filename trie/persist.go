@@ -1,0 +1,76 @@
+package trie
+
+import (
+	"fmt"
+
+	"github.com/hexstate/hexstate/vertex"
+)
+
+// Persist writes tx and its unpersisted ancestors to the backend in one atomic
+// batch (every changed vertex with its hash key, every deletion, and the admin
+// record with the new root, block and allocator top) and makes tx the new base.
+// Frames on forks that do not descend from tx answer ErrStale from then on;
+// frames begun on tx carry on. tx itself is sealed.
+//
+// If the write fails nothing changes: the frames and the base stay as they were.
+func (db *DB) Persist(tx *Tx, block uint64) error {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if err := tx.check(false); err != nil {
+		return err
+	}
+	var chain []*Tx // tx first, down to (not including) the base
+	for f := tx; f != db.base; f = f.parent {
+		if f == nil {
+			return ErrStale // tx does not descend from the current base
+		}
+		chain = append(chain, f)
+	}
+	root, err := tx.hash()
+	if err != nil {
+		return fmt.Errorf("trie: persist: hashing: %w", err)
+	}
+	merged := make(map[vertex.ID]*vertex.Vertex)
+	for i := len(chain) - 1; i >= 0; i-- {
+		for id, v := range chain[i].vtx {
+			merged[id] = v
+		}
+	}
+	a := admin{format: db.format, top: tx.alloc.Top, block: block, root: root}
+	batch := vertex.Batch{Admin: a.encode()}
+	size := 0
+	for _, v := range merged {
+		if v != nil {
+			size += 64 + len(v.Path) + len(v.Value)
+		}
+	}
+	buf := make([]byte, 0, size)
+	for id, v := range merged {
+		if v == nil {
+			batch.Deletes = append(batch.Deletes, id)
+			continue
+		}
+		start := len(buf)
+		buf = vertex.Encode(buf, v)
+		batch.Puts = append(batch.Puts, vertex.Record{ID: id, Rec: buf[start:len(buf):len(buf)]})
+	}
+	if err := db.backend.Write(&batch); err != nil {
+		return fmt.Errorf("trie: persist block %d: %w", block, err)
+	}
+	// The store now holds the new state: refresh the cache in place (keeping its
+	// capacity and every untouched entry) and move the base up to tx.
+	for id, v := range merged {
+		if v == nil {
+			db.cache.remove(id)
+		} else {
+			db.cache.add(id, v)
+		}
+	}
+	for _, f := range chain[1:] {
+		f.state, f.vtx = folded, nil
+	}
+	db.base.state = folded
+	tx.parent, tx.vtx, tx.sealed = nil, make(map[vertex.ID]*vertex.Vertex), true
+	db.base, db.block, db.root = tx, block, root
+	return nil
+}

@@ -1,0 +1,230 @@
+package trie
+
+import (
+	"errors"
+
+	"github.com/hexstate/hexstate/hashkey"
+	"github.com/hexstate/hexstate/vertex"
+	"github.com/holiman/uint256"
+)
+
+// This file is the state API an execution client uses: accounts in the account
+// trie at vertex.RootID, keyed by keccak(address); each account's storage in its
+// own trie, keyed by keccak(slot), rooted at an ID the account leaf records.
+
+// Account is an Ethereum account as the state trie holds it. Its storage root is
+// derived from its storage trie, never set directly. A zero CodeHash is taken to
+// mean "no code" (hashkey.EmptyCodeHash).
+type Account struct {
+	Nonce    uint64
+	Balance  uint256.Int
+	CodeHash hashkey.Hash
+}
+
+// ErrNoAccount is returned by UpdateStorage for an account that does not exist.
+var ErrNoAccount = errors.New("trie: no such account")
+
+// UpdateAccount creates or updates the account at addrHash. An existing account
+// keeps its storage.
+func (tx *Tx) UpdateAccount(addrHash hashkey.Hash, acc Account) error {
+	tx.db.mu.RLock()
+	defer tx.db.mu.RUnlock()
+	if err := tx.check(true); err != nil {
+		return err
+	}
+	a := &vertex.Account{Nonce: acc.Nonce, Balance: acc.Balance, CodeHash: acc.CodeHash}
+	if a.CodeHash == (hashkey.Hash{}) {
+		a.CodeHash = hashkey.EmptyCodeHash
+	}
+	var nb [64]byte
+	return tx.merge(vertex.RootID, hashkey.AppendNibbles(nb[:0], addrHash[:]),
+		&vertex.Vertex{Kind: vertex.Leaf, Payload: vertex.AccountPayload, Acc: a})
+}
+
+// Account returns the account at addrHash and whether it exists.
+func (tx *Tx) Account(addrHash hashkey.Hash) (Account, bool, error) {
+	tx.db.mu.RLock()
+	defer tx.db.mu.RUnlock()
+	if err := tx.check(false); err != nil {
+		return Account{}, false, err
+	}
+	v, err := tx.findAccount(addrHash)
+	if v == nil || err != nil {
+		return Account{}, false, err
+	}
+	return Account{Nonce: v.Acc.Nonce, Balance: v.Acc.Balance, CodeHash: v.Acc.CodeHash}, true, nil
+}
+
+// DeleteAccount deletes the account at addrHash and its whole storage trie. An
+// account created again afterwards, even in the same frame, starts with empty
+// storage. Deleting an absent account is not an error.
+func (tx *Tx) DeleteAccount(addrHash hashkey.Hash) error {
+	tx.db.mu.RLock()
+	defer tx.db.mu.RUnlock()
+	if err := tx.check(true); err != nil {
+		return err
+	}
+	v, err := tx.findAccount(addrHash)
+	if v == nil || err != nil {
+		return err
+	}
+	if v.Acc.Storage != vertex.NoID {
+		if err := tx.removeSubtrie(v.Acc.Storage); err != nil {
+			return err
+		}
+	}
+	var nb [64]byte
+	_, err = tx.remove(vertex.RootID, hashkey.AppendNibbles(nb[:0], addrHash[:]))
+	return err
+}
+
+// UpdateStorage sets slot slotHash of the account at addrHash to value; zero (or
+// nil) deletes the slot. The account must exist (ErrNoAccount otherwise).
+func (tx *Tx) UpdateStorage(addrHash, slotHash hashkey.Hash, value *uint256.Int) error {
+	tx.db.mu.RLock()
+	defer tx.db.mu.RUnlock()
+	if err := tx.check(true); err != nil {
+		return err
+	}
+	leaf, err := tx.touchAccount(addrHash)
+	if err != nil {
+		return err
+	}
+	var nb [64]byte
+	slotPath := hashkey.AppendNibbles(nb[:0], slotHash[:])
+	sid := leaf.Acc.Storage
+	if value == nil || value.IsZero() {
+		if sid == vertex.NoID {
+			return nil
+		}
+		if _, err := tx.remove(sid, slotPath); err != nil {
+			return err
+		}
+		if v, err := tx.get(sid); err != nil || v != nil {
+			return err
+		}
+		sid = vertex.NoID // the storage trie is empty now
+	} else {
+		if sid == vertex.NoID {
+			sid = tx.alloc.Take(1)
+		}
+		b := value.Bytes32()
+		slot := &vertex.Vertex{Kind: vertex.Leaf, Payload: vertex.SlotPayload, Value: tx.copyValue(trimLeadingZeros(b[:]))}
+		if err := tx.merge(sid, slotPath, slot); err != nil {
+			return err
+		}
+	}
+	if sid != leaf.Acc.Storage {
+		a := *leaf.Acc
+		a.Storage = sid
+		leaf.Acc = &a
+	}
+	return nil
+}
+
+// Storage returns the value of slot slotHash of the account at addrHash (zero when
+// the slot or the account does not exist).
+func (tx *Tx) Storage(addrHash, slotHash hashkey.Hash) (uint256.Int, error) {
+	tx.db.mu.RLock()
+	defer tx.db.mu.RUnlock()
+	var x uint256.Int
+	if err := tx.check(false); err != nil {
+		return x, err
+	}
+	a, err := tx.findAccount(addrHash)
+	if a == nil || err != nil || a.Acc.Storage == vertex.NoID {
+		return x, err
+	}
+	var nb [64]byte
+	v, err := tx.find(a.Acc.Storage, hashkey.AppendNibbles(nb[:0], slotHash[:]))
+	if v != nil {
+		x.SetBytes(v.Value)
+	}
+	return x, err
+}
+
+// StateRoot returns the state root of this frame, recomputing only the paths its
+// writes (and its unpersisted ancestors' writes) made dirty.
+func (tx *Tx) StateRoot() (hashkey.Hash, error) { return tx.Hash() }
+
+// StorageRoot returns the storage root of the account at addrHash (the empty root
+// for an account without storage or an absent account).
+func (tx *Tx) StorageRoot(addrHash hashkey.Hash) (hashkey.Hash, error) {
+	unlock := tx.lockForHash()
+	defer unlock()
+	if err := tx.check(false); err != nil {
+		return hashkey.Hash{}, err
+	}
+	a, err := tx.findAccount(addrHash)
+	if a == nil || err != nil || a.Acc.Storage == vertex.NoID {
+		return hashkey.EmptyRoot, err
+	}
+	k, err := tx.rootKey(a.Acc.Storage)
+	return k.Hash(), err
+}
+
+// AccountProof returns the EIP-1186 account proof of addrHash: the RLP nodes of
+// the account trie from the root to the account (or to where its path ends).
+func (tx *Tx) AccountProof(addrHash hashkey.Hash) ([][]byte, error) {
+	unlock := tx.lockForHash()
+	defer unlock()
+	if err := tx.check(false); err != nil {
+		return nil, err
+	}
+	return tx.proveAt(vertex.RootID, hashkey.AppendNibbles(nil, addrHash[:]))
+}
+
+// StorageProof returns the EIP-1186 storage proof of slotHash in the storage trie
+// of the account at addrHash; empty when the account has no storage (its storage
+// root is then the empty root, which VerifyProof accepts as proof of absence).
+func (tx *Tx) StorageProof(addrHash, slotHash hashkey.Hash) ([][]byte, error) {
+	unlock := tx.lockForHash()
+	defer unlock()
+	if err := tx.check(false); err != nil {
+		return nil, err
+	}
+	a, err := tx.findAccount(addrHash)
+	if a == nil || err != nil || a.Acc.Storage == vertex.NoID {
+		return nil, err
+	}
+	return tx.proveAt(a.Acc.Storage, hashkey.AppendNibbles(nil, slotHash[:]))
+}
+
+func (tx *Tx) findAccount(addrHash hashkey.Hash) (*vertex.Vertex, error) {
+	var nb [64]byte
+	v, err := tx.find(vertex.RootID, hashkey.AppendNibbles(nb[:0], addrHash[:]))
+	if v != nil && v.Payload != vertex.AccountPayload {
+		return nil, vertexError(vertex.RootID, errors.New("state trie holds a non-account value"))
+	}
+	return v, err
+}
+
+// touchAccount takes ownership of every vertex on the path to the account at
+// addrHash, voiding their keys (its storage is about to change, and with it the
+// account's leaf), and returns the owned leaf.
+func (tx *Tx) touchAccount(addrHash hashkey.Hash) (*vertex.Vertex, error) {
+	var nb [64]byte
+	path := hashkey.AppendNibbles(nb[:0], addrHash[:])
+	id := vertex.RootID
+	for {
+		v, err := tx.get(id)
+		if err != nil {
+			return nil, err
+		}
+		if v == nil || len(path) < len(v.Path) || commonPrefix(v.Path, path) != len(v.Path) {
+			return nil, ErrNoAccount
+		}
+		path = path[len(v.Path):]
+		if v.Kind == vertex.Leaf {
+			if len(path) != 0 || v.Payload != vertex.AccountPayload {
+				return nil, ErrNoAccount
+			}
+			return tx.own(id, v), nil
+		}
+		if len(path) == 0 || v.Child(int(path[0])) == vertex.NoID {
+			return nil, ErrNoAccount
+		}
+		tx.own(id, v)
+		id, path = v.Child(int(path[0])), path[1:]
+	}
+}

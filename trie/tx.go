@@ -1,0 +1,142 @@
+package trie
+
+import (
+	"github.com/hexstate/hexstate/hashkey"
+	"github.com/hexstate/hexstate/vertex"
+)
+
+// frameState is where a frame stands in the frame tree.
+type frameState uint8
+
+const (
+	live    frameState = iota // readable; writable unless sealed
+	folded                    // its changes were persisted below a newer base: stale
+	dropped                   // rolled back: stale
+)
+
+// Tx is a frame: one block's changes on top of a parent frame (or of the persisted
+// base). Frames form a tree, one per block, so forks can be kept side by side;
+// reads fall through to the parent and then to the database. A frame holds only
+// the vertices it changed, so its memory is proportional to its changes.
+//
+// A Tx is not safe for concurrent use by several goroutines, but different frames
+// may be used concurrently. A frame is sealed (read-only) once a child frame has
+// begun on it or it has been persisted.
+type Tx struct {
+	db     *DB
+	parent *Tx
+	vtx    map[vertex.ID]*vertex.Vertex // changed vertices; nil = deleted
+	alloc  vertex.Allocator
+	state  frameState
+	sealed bool
+	h      hasher // scratch for key computation (serial path)
+	arena  []byte // backing store for the nibble paths and values of new vertices
+	writes int    // writes since the last hash, to choose parallel hashing
+}
+
+func newFrame(db *DB, parent *Tx, alloc vertex.Allocator) *Tx {
+	tx := &Tx{db: db, parent: parent, vtx: make(map[vertex.ID]*vertex.Vertex), alloc: alloc}
+	tx.h.tx = tx
+	return tx
+}
+
+// Begin starts a child frame of tx (the next block). tx is sealed from now on.
+func (tx *Tx) Begin() *Tx {
+	tx.db.mu.Lock()
+	defer tx.db.mu.Unlock()
+	tx.sealed = true
+	return newFrame(tx.db, tx, tx.alloc)
+}
+
+// Rollback drops the frame and its changes. Frames begun on it turn stale.
+func (tx *Tx) Rollback() {
+	tx.db.mu.Lock()
+	defer tx.db.mu.Unlock()
+	if tx.state == live && tx != tx.db.base {
+		tx.state = dropped
+		tx.vtx = nil
+	}
+}
+
+// check returns the error that keeps tx from being read (write: or written).
+func (tx *Tx) check(write bool) error {
+	if tx.db.closed {
+		return ErrClosed
+	}
+	for f := tx; f != nil; f = f.parent {
+		if f.state != live {
+			return ErrStale
+		}
+	}
+	if write && tx.sealed {
+		return ErrSealed
+	}
+	return nil
+}
+
+// get returns vertex id as this frame sees it, or nil when there is none.
+func (tx *Tx) get(id vertex.ID) (*vertex.Vertex, error) {
+	for f := tx; f != nil; f = f.parent {
+		if v, ok := f.vtx[id]; ok {
+			return v, nil
+		}
+	}
+	return tx.db.load(id)
+}
+
+// own returns a version of v (vertex id as seen by tx) that tx may change: v
+// itself when tx already holds it, a clone registered in tx otherwise. The clone's
+// key is void: it is about to change.
+func (tx *Tx) own(id vertex.ID, v *vertex.Vertex) *vertex.Vertex {
+	if cur, ok := tx.vtx[id]; ok && cur == v {
+		v.Key = hashkey.Key{}
+		return v
+	}
+	c := v.Clone()
+	c.Key = hashkey.Key{}
+	tx.vtx[id] = c
+	return c
+}
+
+// nibbles copies p into the frame's arena: paths of new vertices share a few large
+// allocations instead of taking one each.
+func (tx *Tx) nibbles(p ...[]byte) []byte {
+	n := 0
+	for _, s := range p {
+		n += len(s)
+	}
+	if n == 0 {
+		return nil
+	}
+	if cap(tx.arena)-len(tx.arena) < n {
+		tx.arena = make([]byte, 0, max(n, 16<<10))
+	}
+	start := len(tx.arena)
+	for _, s := range p {
+		tx.arena = append(tx.arena, s...)
+	}
+	return tx.arena[start:len(tx.arena):len(tx.arena)]
+}
+
+// newBranch returns an empty branch with path p, its child slots allocated as the
+// database's format requires.
+func (tx *Tx) newBranch(p []byte) *vertex.Vertex {
+	b := &vertex.Vertex{Kind: vertex.Branch, Path: p}
+	if tx.db.format == vertex.FormatV1 {
+		b.Kids = new([16]vertex.ID)
+	} else {
+		b.Base = tx.alloc.Take(vertex.BranchSlots)
+	}
+	return b
+}
+
+// addChild marks slot n of branch b used and returns the child's ID: base+n in v2,
+// a fresh ID in v1.
+func (tx *Tx) addChild(b *vertex.Vertex, n byte) vertex.ID {
+	b.Used |= 1 << n
+	if b.Kids != nil {
+		b.Kids[n] = tx.alloc.Take(1)
+		return b.Kids[n]
+	}
+	return b.Base + vertex.ID(n)
+}
