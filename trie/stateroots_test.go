@@ -395,3 +395,57 @@ func persistPair(t *testing.T, be stateBackend, f vertex.Format, from, to *state
 	}
 	return strings.Join(msgs, "; ")
 }
+
+// TestStateRootsChain persists the states one after another into one DB per
+// backend and format, each as a transition from the state before it in the file
+// (block i+1 holds state i), checking the root of every transition before and
+// after Persist. This drives deletes of accounts and slots and many Persists on a
+// non-empty base, which TestStateRoots does not.
+func TestStateRootsChain(t *testing.T) {
+	limit := ethtests.StateRootsCount
+	if (testing.Short() || ethtests.RaceEnabled) && os.Getenv("HEXSTATE_STATEROOTS_ALL") != "1" {
+		limit = 1000
+		t.Logf("short/race: chaining the first %d of %d states", limit, ethtests.StateRootsCount)
+	}
+	states := loadStates(t, func(i int) bool { return i < limit })
+	for _, be := range stateBackends {
+		t.Run(be.name, func(t *testing.T) {
+			for _, f := range trieFormats {
+				t.Run(f.String(), func(t *testing.T) {
+					what := fmt.Sprintf("[%s %v chain]", be.name, f)
+					start := time.Now()
+					b := be.open(t, t.TempDir())
+					db := openStateDB(t, b, f, what)
+					bad := &mismatches{what: what}
+					prev := &stateInput{index: -1, name: "(empty)", root: hashkey.EmptyRoot}
+					for _, s := range states {
+						if bad.n >= 50 {
+							t.Errorf("%s: stopping after %d failures", what, bad.n)
+							break
+						}
+						block := uint64(s.index + 1)
+						tx := db.Begin()
+						if err := applyTransition(tx, prev, s); err != nil {
+							tx.Rollback()
+							bad.add(t, s, fmt.Sprintf("transition from %v: %v", prev, err))
+							continue // the DB still holds prev
+						}
+						if r, err := tx.StateRoot(); err != nil || r != s.root {
+							bad.add(t, s, fmt.Sprintf("transition from %v: tx.StateRoot = %v, %v; want %v", prev, r, err, s.root))
+						}
+						if err := db.Persist(tx, block); err != nil {
+							bad.add(t, s, fmt.Sprintf("Persist(block %d): %v", block, err))
+							t.FailNow() // the DB's state is unknown now
+						}
+						prev = s
+						if r, err := db.StateRoot(); err != nil || r != s.root {
+							bad.add(t, s, fmt.Sprintf("after Persist(block %d): db.StateRoot = %v, %v; want %v", block, r, err, s.root))
+						}
+					}
+					bad.report(t, len(states))
+					t.Logf("%s: %d transitions in %v", what, len(states), time.Since(start).Round(time.Millisecond))
+				})
+			}
+		})
+	}
+}

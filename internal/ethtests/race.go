@@ -1,0 +1,6 @@
+//go:build race
+
+package ethtests
+
+// RaceEnabled reports whether the binary was built with -race; long tests sample.
+const RaceEnabled = true

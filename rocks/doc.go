@@ -1,0 +1,19 @@
+// Package rocks is the RocksDB implementation of hexstate's vertex store (the
+// trie.Backend interface): a map from 64-bit vertex ID to encoded vertex record,
+// plus one opaque admin record, kept in a RocksDB database through grocksdb.
+//
+// Records live in the column family "vertices", keyed by the 8-byte big-endian
+// vertex ID, so consecutive IDs are adjacent keys: the 16 child slots
+// [base, base+16) of a format-v2 branch usually share one data block and are read
+// by VertexRange with a single iterator seek. The default column family holds the
+// admin record and a marker that identifies the database as a hexstate store; see
+// layout.go and docs/design-rocksdb.md for every byte.
+//
+// Open refuses anything that is not a hexstate store (a regular file, a non-empty
+// directory without a database, a RocksDB database of some other program) with a
+// typed error, and writes nothing in such a place. The admin record is stored as
+// given: checking its format version is the caller's job.
+//
+// A Store is safe for concurrent use. Close flushes the memtables and releases
+// the database; every method called after Close returns ErrClosed.
+package rocks

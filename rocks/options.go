@@ -1,0 +1,224 @@
+package rocks
+
+import (
+	"runtime"
+
+	"github.com/linxGnu/grocksdb"
+)
+
+// Default option values; see Options and docs/design-rocksdb.md for the reasons.
+const (
+	// DefaultBlockCacheBytes is the default Options.BlockCacheBytes (256 MiB).
+	DefaultBlockCacheBytes = 256 << 20
+	// DefaultBlockSizeBytes is the default Options.BlockSizeBytes (4 KiB).
+	DefaultBlockSizeBytes = 4 << 10
+	// DefaultBloomBitsPerKey is the default Options.BloomBitsPerKey (~1% false positives).
+	DefaultBloomBitsPerKey = 10
+	// DefaultWriteBufferBytes is the default Options.WriteBufferBytes (64 MiB).
+	DefaultWriteBufferBytes = 64 << 20
+	// DefaultMaxOpenFiles is the default Options.MaxOpenFiles (-1: all files open).
+	DefaultMaxOpenFiles = -1
+	// DefaultMetadataBlock is the target size of an index or filter partition
+	// when the index is partitioned (Options.FlatIndex false).
+	DefaultMetadataBlock = 4 << 10
+)
+
+// Options configures Open. A nil *Options, and every zero field, means the
+// default; so &Options{Sync: true} is the defaults plus synchronous writes.
+// Anything not covered here can be changed with Tune.
+type Options struct {
+	// BlockCacheBytes is the capacity of the LRU block cache shared by all
+	// column families; index and filter partitions live in it too, with high
+	// priority. Default 256 MiB.
+	BlockCacheBytes uint64
+
+	// BlockSizeBytes is the target uncompressed size of a data block, the unit
+	// RocksDB reads and caches. Larger blocks make it likelier that a v2 branch's
+	// 16 children share one block, smaller ones make point reads cheaper.
+	// Default 4 KiB.
+	BlockSizeBytes int
+
+	// BloomBitsPerKey sizes the per-key filter (a Ribbon filter with the
+	// false-positive rate of a Bloom filter of that many bits per key, Bloom on
+	// level 0 where filters are built often). Default 10 (about 1% false
+	// positives). A negative value disables filters.
+	BloomBitsPerKey float64
+
+	// FlatIndex disables the partitioned (two-level) index and filters, giving
+	// one index block and one filter block per SST file. The default
+	// (false) partitions them, pins the top level and caches the partitions in
+	// the block cache with high priority, so memory stays bounded by the cache.
+	FlatIndex bool
+
+	// NoCompression stores blocks uncompressed. The default compresses with LZ4
+	// on every level but the bottommost, which uses ZSTD.
+	NoCompression bool
+
+	// WriteBufferBytes is the size of one memtable; RocksDB keeps up to two per
+	// column family. Default 64 MiB.
+	WriteBufferBytes uint64
+
+	// MaxOpenFiles bounds the SST files RocksDB keeps open; -1 keeps them all
+	// open (Go raises the file-descriptor soft limit to the hard limit at
+	// start). Default -1.
+	MaxOpenFiles int
+
+	// BackgroundJobs is the number of flush and compaction threads. Default
+	// max(2, GOMAXPROCS).
+	BackgroundJobs int
+
+	// Sync makes every Write fsync the write-ahead log before returning. Without
+	// it (the default) a Write survives a crash of the process (SIGKILL, panic)
+	// but the last writes may be lost on power loss or an OS crash; the store is
+	// still consistent (each Write is all or nothing).
+	Sync bool
+
+	// Statistics enables RocksDB's statistics, which BlockStats and Statistics
+	// read. It costs a little CPU on every read. Default off.
+	Statistics bool
+
+	// DirectReads reads SST files with O_DIRECT, bypassing the OS page cache, so
+	// that every block-cache miss is a real device read (useful for cold-cache
+	// benchmarks). Default off.
+	DirectReads bool
+
+	// ReadOnly opens an existing store without taking its lock or writing
+	// anything; Write and Compact return ErrReadOnly. A missing or empty
+	// directory is ErrNoDatabase.
+	ReadOnly bool
+
+	// Tune, when set, is called last with the RocksDB options (used for the
+	// database and both column families) and the block-based table options,
+	// after all the settings above; the table options are installed after it
+	// returns. It may change anything, e.g. set compaction styles or per-level
+	// compression. It must not keep the pointers.
+	Tune func(*grocksdb.Options, *grocksdb.BlockBasedTableOptions)
+}
+
+// DefaultOptions returns the options Open uses for a nil *Options, with every
+// field spelled out.
+func DefaultOptions() Options {
+	return Options{
+		BlockCacheBytes:  DefaultBlockCacheBytes,
+		BlockSizeBytes:   DefaultBlockSizeBytes,
+		BloomBitsPerKey:  DefaultBloomBitsPerKey,
+		WriteBufferBytes: DefaultWriteBufferBytes,
+		MaxOpenFiles:     DefaultMaxOpenFiles,
+		BackgroundJobs:   max(2, runtime.GOMAXPROCS(0)),
+	}
+}
+
+// withDefaults returns a copy of o (nil = defaults) with zero fields filled in.
+func (o *Options) withDefaults() Options {
+	d := DefaultOptions()
+	if o == nil {
+		return d
+	}
+	r := *o
+	if r.BlockCacheBytes == 0 {
+		r.BlockCacheBytes = d.BlockCacheBytes
+	}
+	if r.BlockSizeBytes <= 0 {
+		r.BlockSizeBytes = d.BlockSizeBytes
+	}
+	if r.BloomBitsPerKey == 0 {
+		r.BloomBitsPerKey = d.BloomBitsPerKey
+	}
+	if r.WriteBufferBytes == 0 {
+		r.WriteBufferBytes = d.WriteBufferBytes
+	}
+	if r.MaxOpenFiles == 0 {
+		r.MaxOpenFiles = d.MaxOpenFiles
+	}
+	if r.BackgroundJobs <= 0 {
+		r.BackgroundJobs = d.BackgroundJobs
+	}
+	return r
+}
+
+// nativeOptions owns the grocksdb objects built from Options; they must outlive
+// the database and are destroyed after it is closed.
+type nativeOptions struct {
+	db    *grocksdb.Options
+	table *grocksdb.BlockBasedTableOptions
+	cache *grocksdb.Cache
+}
+
+// build turns o (already with defaults) into RocksDB options. create sets the
+// flags that let RocksDB create the database and its column families; Open only
+// passes it for a missing or empty directory.
+func (o *Options) build(create bool) *nativeOptions {
+	n := &nativeOptions{
+		db:    grocksdb.NewDefaultOptions(),
+		table: grocksdb.NewDefaultBlockBasedTableOptions(),
+		cache: grocksdb.NewLRUCache(o.BlockCacheBytes),
+	}
+	t, d := n.table, n.db
+
+	// Table (SST) format.
+	t.SetBlockCache(n.cache)
+	t.SetBlockSize(o.BlockSizeBytes)
+	t.SetFormatVersion(5)
+	t.SetCacheIndexAndFilterBlocks(true)
+	t.SetCacheIndexAndFilterBlocksWithHighPriority(true)
+	t.SetPinL0FilterAndIndexBlocksInCache(true)
+	if !o.FlatIndex {
+		t.SetIndexType(grocksdb.KTwoLevelIndexSearchIndexType)
+		t.SetPartitionFilters(true)
+		t.SetMetadataBlockSize(DefaultMetadataBlock)
+		t.SetPinTopLevelIndexAndFilter(true)
+	}
+	if o.BloomBitsPerKey > 0 {
+		t.SetFilterPolicy(grocksdb.NewRibbonHybridFilterPolicy(o.BloomBitsPerKey, 1))
+	}
+	// A hash index inside each data block makes point lookups (Vertex) skip the
+	// in-block binary search; iterators still use the binary index.
+	t.SetDataBlockIndexType(grocksdb.KDataBlockIndexTypeBinarySearchAndHash)
+	t.SetDataBlockHashRatio(0.75)
+
+	// Database.
+	d.SetCreateIfMissing(create)
+	d.SetCreateIfMissingColumnFamilies(create)
+	d.SetErrorIfExists(false)
+	d.SetMaxOpenFiles(o.MaxOpenFiles)
+	d.SetMaxBackgroundJobs(o.BackgroundJobs)
+	d.SetBytesPerSync(1 << 20)
+	d.SetKeepLogFileNum(5)
+	d.SetMaxLogFileSize(16 << 20)
+	if o.Statistics {
+		d.EnableStatistics()
+	}
+	if o.DirectReads {
+		d.SetUseDirectReads(true)
+	}
+
+	// Column families (both share these options).
+	d.SetWriteBufferSize(o.WriteBufferBytes)
+	d.SetMaxWriteBufferNumber(2)
+	d.SetLevelCompactionDynamicLevelBytes(true)
+	d.SetTargetFileSizeBase(64 << 20)
+	d.SetMaxBytesForLevelBase(256 << 20)
+	if o.NoCompression {
+		d.SetCompression(grocksdb.NoCompression)
+		d.SetBottommostCompression(grocksdb.NoCompression)
+	} else {
+		d.SetCompression(grocksdb.LZ4Compression)
+		d.SetBottommostCompression(grocksdb.ZSTDCompression)
+	}
+
+	if o.Tune != nil {
+		o.Tune(d, t)
+	}
+	d.SetBlockBasedTableFactory(t)
+	return n
+}
+
+// destroy frees the native objects; call it only after the database is closed.
+func (n *nativeOptions) destroy() {
+	if n == nil {
+		return
+	}
+	n.db.Destroy()
+	n.table.Destroy()
+	n.cache.Destroy()
+}

@@ -1,0 +1,324 @@
+package rocks
+
+import (
+	"fmt"
+	"math"
+	"sync"
+	"sync/atomic"
+
+	"github.com/hexstate/hexstate/vertex"
+	"github.com/linxGnu/grocksdb"
+)
+
+// Store is a hexstate vertex store in a RocksDB database; it implements
+// trie.Backend. All methods are safe for concurrent use; Close waits for calls
+// in flight to finish.
+type Store struct {
+	dir      string
+	opts     Options
+	readOnly bool
+
+	// mu guards the native handles: every method holds it shared while it uses
+	// them, Close holds it exclusively to release them.
+	mu     sync.RWMutex
+	closed bool
+
+	db       *grocksdb.DB
+	native   *nativeOptions
+	cfAdmin  *grocksdb.ColumnFamilyHandle // default CF: marker and admin record
+	cfVertex *grocksdb.ColumnFamilyHandle // vertices CF
+	ro       *grocksdb.ReadOptions        // shared by point reads (immutable)
+	wo       *grocksdb.WriteOptions
+
+	ranges rangePool
+
+	wmu   sync.Mutex // serialises Write (batch reuse)
+	batch *grocksdb.WriteBatch
+
+	pointReads, rangeReads, records atomic.Uint64
+}
+
+// Dir returns the directory the store was opened in.
+func (s *Store) Dir() string { return s.dir }
+
+// Options returns the options the store was opened with, defaults filled in.
+func (s *Store) Options() Options { return s.opts }
+
+// acquire takes the shared lock and reports ErrClosed after Close. On nil the
+// caller must call s.mu.RUnlock.
+func (s *Store) acquire() error {
+	s.mu.RLock()
+	if s.closed {
+		s.mu.RUnlock()
+		return ErrClosed
+	}
+	return nil
+}
+
+// Vertex returns the record of vertex id, or (nil, nil) when there is none. The
+// caller owns the returned slice. It counts one point read.
+func (s *Store) Vertex(id vertex.ID) ([]byte, error) {
+	if err := s.acquire(); err != nil {
+		return nil, err
+	}
+	defer s.mu.RUnlock()
+	var k [8]byte
+	putKey(k[:], id)
+	h, err := s.db.GetPinnedCF(s.ro, s.cfVertex, k[:])
+	if err != nil {
+		return nil, fmt.Errorf("rocks: read vertex %d: %w", id, err)
+	}
+	defer h.Destroy()
+	s.pointReads.Add(1)
+	if !h.Exists() {
+		return nil, nil
+	}
+	s.records.Add(1)
+	data := h.Data()
+	rec := make([]byte, len(data))
+	copy(rec, data)
+	return rec, nil
+}
+
+// VertexRange calls fn in ascending ID order for every record whose ID lies in
+// [first, first+n) (clamped at the largest ID), with one iterator seek bounded
+// above by first+n so that RocksDB reads no block past the range. rec is only
+// valid during the call to fn. An error from fn stops the walk and is returned
+// as is. It counts one range read (also when n <= 0, which reads nothing) and
+// one record per call of fn.
+func (s *Store) VertexRange(first vertex.ID, n int, fn func(id vertex.ID, rec []byte) error) error {
+	if err := s.acquire(); err != nil {
+		return err
+	}
+	defer s.mu.RUnlock()
+	s.rangeReads.Add(1)
+	if n <= 0 {
+		return nil
+	}
+	last := uint64(first) + uint64(n) - 1
+	if last < uint64(first) { // overflow: clamp to the largest ID
+		last = math.MaxUint64
+	}
+
+	r := s.ranges.get()
+	defer s.ranges.put(r)
+	putKey(r.lower, first)
+	bounded := last != math.MaxUint64
+	if bounded {
+		putKey(r.upper, vertex.ID(last+1))
+	}
+	it := s.db.NewIteratorCF(r.optsFor(bounded), s.cfVertex)
+	defer it.Close()
+
+	for it.Seek(r.lower); it.Valid(); it.Next() {
+		id, ok := keyID(it.Key().Data())
+		if !ok {
+			return fmt.Errorf("%w: key of %d bytes in column family %q", ErrCorruptKey, len(it.Key().Data()), cfVertices)
+		}
+		if uint64(id) > last {
+			break
+		}
+		s.records.Add(1)
+		if err := fn(id, it.Value().Data()); err != nil {
+			return err
+		}
+		if uint64(id) == last {
+			break // do not step past the range: that could read another block
+		}
+	}
+	if err := it.Err(); err != nil {
+		return fmt.Errorf("rocks: read vertices [%d, %d]: %w", first, last, err)
+	}
+	return nil
+}
+
+// Admin returns the admin record, or (nil, nil) for a store never given one.
+// The caller owns the returned slice. It is not counted in Stats.
+func (s *Store) Admin() ([]byte, error) {
+	if err := s.acquire(); err != nil {
+		return nil, err
+	}
+	defer s.mu.RUnlock()
+	v, err := s.db.GetCF(s.ro, s.cfAdmin, adminKey)
+	if err != nil {
+		return nil, fmt.Errorf("rocks: read admin record: %w", err)
+	}
+	defer v.Free()
+	if !v.Exists() {
+		return nil, nil
+	}
+	data := v.Data()
+	rec := make([]byte, len(data)) // non-nil even when empty
+	copy(rec, data)
+	return rec, nil
+}
+
+// Write applies b in one RocksDB write batch (puts, then deletes, then the admin
+// record when b.Admin is not nil), so after a crash the store holds all of b or
+// none of it. A record that is both put and deleted in b ends up deleted.
+// With Options.Sync the write-ahead log is fsynced before Write returns. A nil
+// or empty b writes nothing.
+func (s *Store) Write(b *vertex.Batch) error {
+	if err := s.acquire(); err != nil {
+		return err
+	}
+	defer s.mu.RUnlock()
+	if s.readOnly {
+		return ErrReadOnly
+	}
+	if b == nil || (len(b.Puts) == 0 && len(b.Deletes) == 0 && b.Admin == nil) {
+		return nil
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	wb := s.batch
+	defer wb.Clear()
+	var k [8]byte
+	for _, r := range b.Puts {
+		putKey(k[:], r.ID)
+		wb.PutCF(s.cfVertex, k[:], r.Rec)
+	}
+	for _, id := range b.Deletes {
+		putKey(k[:], id)
+		wb.DeleteCF(s.cfVertex, k[:])
+	}
+	if b.Admin != nil {
+		wb.PutCF(s.cfAdmin, adminKey, b.Admin)
+	}
+	if err := s.db.Write(s.wo, wb); err != nil {
+		return fmt.Errorf("rocks: write batch (%d puts, %d deletes): %w", len(b.Puts), len(b.Deletes), err)
+	}
+	return nil
+}
+
+// Stats returns the reads served since Open: Vertex calls (PointReads),
+// VertexRange calls (RangeReads) and the records they returned (Records).
+// It works after Close too.
+func (s *Store) Stats() vertex.ReadStats {
+	return vertex.ReadStats{
+		PointReads: s.pointReads.Load(),
+		RangeReads: s.rangeReads.Load(),
+		Records:    s.records.Load(),
+	}
+}
+
+// Close flushes the memtables to SST files (unless read-only), closes the
+// database and frees every native resource. It waits for calls in flight. A
+// second Close returns nil. The database is closed even when the flush fails;
+// the flush error is returned (the write-ahead log still holds the data).
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	var err error
+	if !s.readOnly {
+		err = s.flush()
+	}
+	s.release()
+	return err
+}
+
+// flush writes both memtables to SST files and waits. Caller holds s.mu.
+func (s *Store) flush() error {
+	fo := grocksdb.NewDefaultFlushOptions()
+	defer fo.Destroy()
+	fo.SetWait(true)
+	for _, cf := range []*grocksdb.ColumnFamilyHandle{s.cfVertex, s.cfAdmin} {
+		if err := s.db.FlushCF(cf, fo); err != nil {
+			return fmt.Errorf("rocks: flush %q: %w", cf.Name(), err)
+		}
+	}
+	return nil
+}
+
+// release closes the database and frees the native objects, in the order
+// RocksDB needs (handles before the DB, options after it).
+func (s *Store) release() {
+	s.ranges.destroy()
+	if s.batch != nil {
+		s.batch.Destroy()
+	}
+	s.cfVertex.Destroy()
+	s.cfAdmin.Destroy()
+	s.db.Close()
+	s.ro.Destroy()
+	s.wo.Destroy()
+	s.native.destroy()
+}
+
+// rangeOpts is the per-call state of VertexRange: read options whose
+// iterate-upper-bound points at upper, and the seek key. They are pooled because
+// the bound lives in the read options and concurrent calls need different ones.
+type rangeOpts struct {
+	bounded   *grocksdb.ReadOptions // iterate_upper_bound = upper
+	unbounded *grocksdb.ReadOptions // no bound, for ranges ending at the max ID
+	lower     []byte
+	upper     []byte
+}
+
+func (r *rangeOpts) optsFor(bounded bool) *grocksdb.ReadOptions {
+	if bounded {
+		return r.bounded
+	}
+	if r.unbounded == nil {
+		r.unbounded = grocksdb.NewDefaultReadOptions()
+	}
+	return r.unbounded
+}
+
+// rangePool is a free list of rangeOpts (a sync.Pool would drop them without
+// freeing the native read options).
+type rangePool struct {
+	mu   sync.Mutex
+	free []*rangeOpts
+}
+
+const maxPooledRanges = 64
+
+func (p *rangePool) get() *rangeOpts {
+	p.mu.Lock()
+	if n := len(p.free); n > 0 {
+		r := p.free[n-1]
+		p.free = p.free[:n-1]
+		p.mu.Unlock()
+		return r
+	}
+	p.mu.Unlock()
+	r := &rangeOpts{lower: make([]byte, 8), upper: make([]byte, 8)}
+	r.bounded = grocksdb.NewDefaultReadOptions()
+	// RocksDB keeps a pointer to upper (Go heap memory, which does not move);
+	// r keeps it alive.
+	r.bounded.SetIterateUpperBound(r.upper)
+	return r
+}
+
+func (p *rangePool) put(r *rangeOpts) {
+	p.mu.Lock()
+	if len(p.free) < maxPooledRanges {
+		p.free = append(p.free, r)
+		r = nil
+	}
+	p.mu.Unlock()
+	if r != nil {
+		r.destroy()
+	}
+}
+
+func (p *rangePool) destroy() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, r := range p.free {
+		r.destroy()
+	}
+	p.free = nil
+}
+
+func (r *rangeOpts) destroy() {
+	r.bounded.Destroy()
+	if r.unbounded != nil {
+		r.unbounded.Destroy()
+	}
+}
