@@ -1,0 +1,36 @@
+# hexstate: `make run` runs the demo (an embedded RocksDB, no server);
+# `make test` runs vet and the race-enabled tests of the library and of the
+# go-ethereum oracle module. Both install what is missing first.
+
+GO      ?= go
+SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+ORACLE  := cmd/trie-bench
+
+.PHONY: deps run test vet bench fuzz
+
+# librocksdb-dev (RocksDB 7.8.3 on Debian 12, matching grocksdb v1.7.14) and a C
+# compiler for cgo.
+deps:
+	@if [ ! -f /usr/include/rocksdb/c.h ] || ! command -v gcc >/dev/null; then \
+		echo "installing librocksdb-dev and gcc"; \
+		$(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq librocksdb-dev gcc >/dev/null; \
+	fi
+	@command -v $(GO) >/dev/null || { echo "Go 1.25+ is required: https://go.dev/dl"; exit 1; }
+
+run: deps
+	$(GO) run ./cmd/hexstate-demo
+
+vet: deps
+	$(GO) vet ./...
+	cd $(ORACLE) && $(GO) vet ./...
+
+test: vet
+	$(GO) test -race ./...
+	cd $(ORACLE) && $(GO) test -race ./...
+
+bench: deps
+	cd $(ORACLE) && $(GO) test -run XXX -bench . -benchmem -count 6 .
+
+fuzz: deps
+	$(GO) test ./vertex -run XXX -fuzz FuzzDecode -fuzztime 60s
