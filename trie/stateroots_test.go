@@ -414,10 +414,12 @@ func TestStateRootsChain(t *testing.T) {
 				t.Run(f.String(), func(t *testing.T) {
 					what := fmt.Sprintf("[%s %v chain]", be.name, f)
 					start := time.Now()
-					b := be.open(t, t.TempDir())
+					dir := t.TempDir()
+					b := be.open(t, dir)
 					db := openStateDB(t, b, f, what)
 					bad := &mismatches{what: what}
-					prev := &stateInput{index: -1, name: "(empty)", root: hashkey.EmptyRoot}
+					empty := &stateInput{index: -1, name: "(empty)", root: hashkey.EmptyRoot}
+					prev := empty
 					for _, s := range states {
 						if bad.n >= 50 {
 							t.Errorf("%s: stopping after %d failures", what, bad.n)
@@ -444,6 +446,33 @@ func TestStateRootsChain(t *testing.T) {
 					}
 					bad.report(t, len(states))
 					t.Logf("%s: %d transitions in %v", what, len(states), time.Since(start).Round(time.Millisecond))
+					if t.Failed() {
+						return
+					}
+
+					// The last state survives a reopen, and deleting everything in it
+					// gives the empty root.
+					if be.reopenable {
+						closeStateDB(t, db, b, what)
+						b = be.open(t, dir)
+						db = openStateDB(t, b, f, what+" reopened")
+						if r, err := db.StateRoot(); err != nil || r != prev.root {
+							t.Fatalf("%s: after reopening, db.StateRoot = %v, %v; want %v (%v)", what, r, err, prev.root, prev)
+						}
+					}
+					tx := db.Begin()
+					if err := applyTransition(tx, prev, empty); err != nil {
+						t.Fatalf("%s: deleting every account of %v: %v", what, prev, err)
+					}
+					if r, err := tx.StateRoot(); err != nil || r != hashkey.EmptyRoot {
+						t.Errorf("%s: after deleting every account and slot of %v: tx.StateRoot = %v, %v; want the empty root %v", what, prev, r, err, hashkey.EmptyRoot)
+					}
+					if err := db.Persist(tx, uint64(limit+1)); err != nil {
+						t.Fatalf("%s: Persist of the emptied state: %v", what, err)
+					}
+					if r, err := db.StateRoot(); err != nil || r != hashkey.EmptyRoot {
+						t.Errorf("%s: after persisting the emptied state: db.StateRoot = %v, %v; want the empty root", what, r, err)
+					}
 				})
 			}
 		})
