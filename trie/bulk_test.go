@@ -1,0 +1,120 @@
+package trie_test
+
+import (
+	"bytes"
+	"errors"
+	"math/rand"
+	"sort"
+	"testing"
+
+	"github.com/hexstate/hexstate/hashkey"
+	"github.com/hexstate/hexstate/trie"
+	"github.com/hexstate/hexstate/vertex"
+)
+
+var formats = []vertex.Format{vertex.FormatV1, vertex.FormatV2}
+
+func TestBulkLoadMatchesInserts(t *testing.T) {
+	rng := rand.New(rand.NewSource(7))
+	for _, f := range formats {
+		// Generic keys of mixed lengths, including keys that prefix others.
+		set := map[string][]byte{}
+		for i := 0; i < 3000; i++ {
+			k := make([]byte, 1+rng.Intn(6))
+			for j := range k {
+				k[j] = byte(rng.Intn(4))
+			}
+			v := make([]byte, 1+rng.Intn(60))
+			rng.Read(v)
+			set[string(k)] = v
+		}
+		var keys, values [][]byte
+		for k := range set {
+			keys = append(keys, []byte(k))
+		}
+		sort.Slice(keys, func(i, j int) bool { return bytes.Compare(keys[i], keys[j]) < 0 })
+		ref := trie.NewTrieFormat(f)
+		for _, k := range keys {
+			values = append(values, set[string(k)])
+			ref.Put(k, set[string(k)])
+		}
+		db, _ := trie.Open(trie.NewMemoryBackend(), &trie.Options{Format: f})
+		tx := db.Begin()
+		if err := tx.BulkLoad(keys, values); err != nil {
+			t.Fatal(err)
+		}
+		got, err := tx.Hash()
+		if err != nil || got != ref.Hash() {
+			t.Fatalf("%v: bulk root %v (%v), inserts %v", f, got, err, ref.Hash())
+		}
+		// The loaded trie is a normal trie: it takes writes and persists.
+		tx.Put(keys[0], []byte("changed"))
+		ref.Put(keys[0], []byte("changed"))
+		if err := db.Persist(tx, 1); err != nil {
+			t.Fatal(err)
+		}
+		if r, _ := db.StateRoot(); r != ref.Hash() {
+			t.Fatalf("%v: persisted root %v, want %v", f, r, ref.Hash())
+		}
+	}
+}
+
+func TestBulkLoadAccounts(t *testing.T) {
+	rng := rand.New(rand.NewSource(8))
+	for _, f := range formats {
+		var accs []trie.AccountLeaf
+		for i := 0; i < 2000; i++ {
+			var a trie.AccountLeaf
+			rng.Read(a.AddrHash[:])
+			a.Account.Nonce = uint64(rng.Intn(5))
+			a.Account.Balance.SetUint64(rng.Uint64())
+			if i%7 == 0 {
+				for j := 0; j < 1+rng.Intn(40); j++ {
+					var s trie.SlotLeaf
+					rng.Read(s.Hash[:])
+					s.Value.SetUint64(1 + uint64(rng.Intn(1000)))
+					a.Storage = append(a.Storage, s)
+				}
+				sort.Slice(a.Storage, func(i, j int) bool { return bytes.Compare(a.Storage[i].Hash[:], a.Storage[j].Hash[:]) < 0 })
+			}
+			accs = append(accs, a)
+		}
+		sort.Slice(accs, func(i, j int) bool { return bytes.Compare(accs[i].AddrHash[:], accs[j].AddrHash[:]) < 0 })
+
+		refDB, _ := trie.Open(trie.NewMemoryBackend(), &trie.Options{Format: f})
+		ref := refDB.Begin()
+		for _, a := range accs {
+			ref.UpdateAccount(a.AddrHash, a.Account)
+			for _, s := range a.Storage {
+				ref.UpdateStorage(a.AddrHash, s.Hash, &s.Value)
+			}
+		}
+		want, _ := ref.StateRoot()
+
+		db, _ := trie.Open(trie.NewMemoryBackend(), &trie.Options{Format: f})
+		tx := db.Begin()
+		if err := tx.BulkLoadAccounts(accs); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := tx.StateRoot(); err != nil || got != want {
+			t.Fatalf("%v: bulk root %v (%v), inserts %v", f, got, err, want)
+		}
+		a := accs[0]
+		if len(a.Storage) > 0 {
+			v, _ := tx.Storage(a.AddrHash, a.Storage[0].Hash)
+			if v != a.Storage[0].Value {
+				t.Fatalf("slot read %v, want %v", &v, &a.Storage[0].Value)
+			}
+		}
+		// Unsorted input and a non-empty frame are refused.
+		if err := db.Begin().BulkLoadAccounts([]trie.AccountLeaf{accs[1], accs[0]}); !errors.Is(err, trie.ErrBulkLoad) {
+			t.Fatalf("unsorted: %v", err)
+		}
+		if err := tx.BulkLoadAccounts(accs[:1]); !errors.Is(err, trie.ErrBulkLoad) {
+			t.Fatalf("non-empty: %v", err)
+		}
+		if err := db.Begin().BulkLoadAccounts([]trie.AccountLeaf{{AddrHash: hashkey.Hash{1}, Storage: []trie.SlotLeaf{{}}}}); !errors.Is(err, trie.ErrBulkLoad) {
+			t.Fatalf("zero slot: %v", err)
+		}
+	}
+}
