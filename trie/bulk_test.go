@@ -10,6 +10,7 @@ import (
 	"github.com/hexstate/hexstate/hashkey"
 	"github.com/hexstate/hexstate/trie"
 	"github.com/hexstate/hexstate/vertex"
+	"github.com/holiman/uint256"
 )
 
 var formats = []vertex.Format{vertex.FormatV1, vertex.FormatV2}
@@ -116,5 +117,50 @@ func TestBulkLoadAccounts(t *testing.T) {
 		if err := db.Begin().BulkLoadAccounts([]trie.AccountLeaf{{AddrHash: hashkey.Hash{1}, Storage: []trie.SlotLeaf{{}}}}); !errors.Is(err, trie.ErrBulkLoad) {
 			t.Fatalf("zero slot: %v", err)
 		}
+	}
+}
+
+func TestStateIterators(t *testing.T) {
+	rng := rand.New(rand.NewSource(9))
+	db, _ := trie.Open(trie.NewMemoryBackend(), nil)
+	tx := db.Begin()
+	var hashes []hashkey.Hash
+	for i := 0; i < 500; i++ {
+		var h hashkey.Hash
+		rng.Read(h[:])
+		hashes = append(hashes, h)
+		tx.UpdateAccount(h, trie.Account{Nonce: uint64(i + 1)})
+	}
+	sort.Slice(hashes, func(i, j int) bool { return bytes.Compare(hashes[i][:], hashes[j][:]) < 0 })
+	it := tx.Accounts(hashes[100])
+	for i := 100; i < len(hashes); i++ {
+		if !it.Next() || it.Hash() != hashes[i] || it.Account().Nonce == 0 {
+			t.Fatalf("account %d: got %v, want %v (%v)", i, it.Hash(), hashes[i], it.Err())
+		}
+	}
+	if it.Next() {
+		t.Fatal("iterator went past the last account")
+	}
+	var slots []hashkey.Hash
+	for i := 0; i < 50; i++ {
+		var s hashkey.Hash
+		rng.Read(s[:])
+		slots = append(slots, s)
+		tx.UpdateStorage(hashes[0], s, new(uint256.Int).SetUint64(uint64(i+1)))
+	}
+	sort.Slice(slots, func(i, j int) bool { return bytes.Compare(slots[i][:], slots[j][:]) < 0 })
+	si := tx.StorageSlots(hashes[0], hashkey.Hash{})
+	n := 0
+	for si.Next() {
+		if v := si.Value(); si.Hash() != slots[n] || v.IsZero() {
+			t.Fatalf("slot %d: got %v=%v, want %v", n, si.Hash(), &v, slots[n])
+		}
+		n++
+	}
+	if n != len(slots) || si.Err() != nil {
+		t.Fatalf("iterated %d slots of %d (%v)", n, len(slots), si.Err())
+	}
+	if tx.StorageSlots(hashes[1], hashkey.Hash{}).Next() {
+		t.Fatal("account without storage iterated slots")
 	}
 }
