@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -79,6 +80,16 @@ func inspect(dir string, readOnly bool) (openMode, error) {
 		return modeCreate, nil
 	}
 	if !slices.ContainsFunc(entries, func(e fs.DirEntry) bool { return e.Name() == "CURRENT" }) {
+		if creationLeftovers(entries) {
+			// RocksDB was killed while creating the database, before it wrote
+			// CURRENT: nothing was committed, and RocksDB creates it anew.
+			if readOnly {
+				return 0, openErr(dir, ErrNoDatabase,
+					fmt.Sprintf("the files of a RocksDB creation cut short before CURRENT was written (%s)", sampleNames(entries)),
+					"open it read-write once to create the store", nil)
+			}
+			return modeCreate, nil
+		}
 		return 0, openErr(dir, ErrNotRocksDB,
 			fmt.Sprintf("a non-empty directory without a RocksDB CURRENT file (%s)", sampleNames(entries)),
 			"pass a missing or empty directory to create a store, or the directory of an existing one", nil)
@@ -91,16 +102,23 @@ func inspect(dir string, readOnly bool) (openMode, error) {
 		return 0, openErr(dir, ErrNotRocksDB, "a CURRENT file, but RocksDB cannot read the database",
 			"check that the directory is an intact hexstate store", err)
 	}
-	if !sameSet(cfs, cfNames) {
-		return 0, openErr(dir, ErrForeignDB,
-			fmt.Sprintf("a RocksDB database with column families %q, not hexstate's %q", cfs, cfNames),
-			"this is not a hexstate store (it was left unchanged); pass another directory", nil)
+	// Only the default column family: maybe a creation killed before RocksDB
+	// created "vertices"; it is one if the database is empty (checked below).
+	onlyDefault := len(cfs) == 1 && cfs[0] == cfDefault
+	foreignCFs := openErr(dir, ErrForeignDB,
+		fmt.Sprintf("a RocksDB database with column families %q, not hexstate's %q", cfs, cfNames),
+		"this is not a hexstate store (it was left unchanged); pass another directory", nil)
+	if !sameSet(cfs, cfNames) && !onlyDefault {
+		return 0, foreignCFs
 	}
 
-	marker, empty, err := probe(dir)
+	marker, empty, err := probe(dir, cfs)
 	if err != nil {
 		return 0, openErr(dir, ErrNotRocksDB, "a RocksDB database that cannot be opened read-only",
 			"check that the directory is an intact hexstate store", err)
+	}
+	if onlyDefault && (marker != nil || !empty) {
+		return 0, foreignCFs
 	}
 	if marker == nil {
 		if empty && !readOnly {
@@ -129,10 +147,11 @@ func inspect(dir string, readOnly bool) (openMode, error) {
 	return modeOpen, nil
 }
 
-// probe opens dir read-only, with its info log sent to a temporary directory so
-// nothing is written into dir, and returns the marker (nil when absent) and
-// whether both column families are empty.
-func probe(dir string) (marker []byte, empty bool, err error) {
+// probe opens dir read-only with column families names (the default one among
+// them), with its info log sent to a temporary directory so nothing is written
+// into dir, and returns the marker (nil when absent) and whether every column
+// family is empty.
+func probe(dir string, names []string) (marker []byte, empty bool, err error) {
 	logDir, err := os.MkdirTemp("", "hexstate-rocks-probe-")
 	if err != nil {
 		return nil, false, err
@@ -144,7 +163,11 @@ func probe(dir string) (marker []byte, empty bool, err error) {
 	o.SetDbLogDir(logDir)
 	o.SetMaxOpenFiles(16) // do not open every SST file up front
 	o.SetSkipStatsUpdateOnDBOpen(true)
-	db, cfs, err := grocksdb.OpenDbForReadOnlyColumnFamilies(o, dir, cfNames, []*grocksdb.Options{o, o}, false)
+	cfOpts := make([]*grocksdb.Options, len(names))
+	for i := range cfOpts {
+		cfOpts[i] = o
+	}
+	db, cfs, err := grocksdb.OpenDbForReadOnlyColumnFamilies(o, dir, names, cfOpts, false)
 	if err != nil {
 		return nil, false, err
 	}
@@ -158,7 +181,7 @@ func probe(dir string) (marker []byte, empty bool, err error) {
 	ro := grocksdb.NewDefaultReadOptions()
 	defer ro.Destroy()
 	ro.SetFillCache(false)
-	v, err := db.GetCF(ro, cfs[0], markerKey)
+	v, err := db.GetCF(ro, cfs[slices.Index(names, cfDefault)], markerKey)
 	if err != nil {
 		return nil, false, err
 	}
@@ -235,6 +258,25 @@ func openDB(dir string, o Options, mode openMode) (*Store, error) {
 		}
 	}
 	return s, nil
+}
+
+// leftoverName matches the files RocksDB writes while creating a database,
+// before CURRENT: LOCK, IDENTITY, the info log, and the first MANIFEST and
+// OPTIONS files (possibly still as temporary .dbtmp files). No data file (WAL
+// or SST) is among them.
+var leftoverName = regexp.MustCompile(`^(LOCK|IDENTITY|LOG|LOG\.old\.[0-9]+|[0-9]+\.dbtmp|MANIFEST-[0-9]+|OPTIONS-[0-9]+(\.dbtmp)?)$`)
+
+// creationLeftovers reports whether entries (of a directory without CURRENT)
+// are only what a RocksDB creation cut short leaves: regular files named as
+// leftoverName allows. (RocksDB writes the info LOG first, so that alone can
+// be all there is.)
+func creationLeftovers(entries []fs.DirEntry) bool {
+	for _, e := range entries {
+		if !e.Type().IsRegular() || !leftoverName.MatchString(e.Name()) {
+			return false
+		}
+	}
+	return len(entries) > 0
 }
 
 // isLockError reports whether a RocksDB open error is about its LOCK file being

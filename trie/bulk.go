@@ -163,7 +163,7 @@ func (b *bulkBuilder) build(id vertex.ID, leaves []bulkLeaf, depth int) (hashkey
 			return hashkey.Key{}, err
 		}
 		v.Key = hashkey.KeyOf(inner)
-		tx.vtx[id] = v
+		tx.vtx.set(id, v)
 		return v.Key, nil
 	}
 	first, last := leaves[0].path, leaves[len(leaves)-1].path
@@ -198,6 +198,6 @@ func (b *bulkBuilder) build(id vertex.ID, leaves []bulkLeaf, depth int) (hashkey
 		h.buf = hashkey.AppendExtension(h.buf[:0], br.Path, &br.Key)
 		br.Key = hashkey.KeyOf(h.buf)
 	}
-	tx.vtx[id] = br
+	tx.vtx.set(id, br)
 	return br.Key, nil
 }

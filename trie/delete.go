@@ -26,7 +26,7 @@ func (tx *Tx) remove(id vertex.ID, path []byte) (bool, error) {
 		if len(rest) != 0 {
 			return false, nil
 		}
-		tx.vtx[id] = nil
+		tx.vtx.set(id, nil)
 		return true, nil
 	}
 	var b *vertex.Vertex
@@ -46,7 +46,7 @@ func (tx *Tx) remove(id vertex.ID, path []byte) (bool, error) {
 			return false, err
 		}
 		b = tx.own(id, v)
-		if c, ok := tx.vtx[cid]; ok && c == nil {
+		if c, ok := tx.vtx.lookup(cid); ok && c == nil {
 			b.Used &^= 1 << n
 			if b.Kids != nil {
 				b.Kids[n] = vertex.NoID
@@ -63,9 +63,9 @@ func (tx *Tx) collapse(id vertex.ID, b *vertex.Vertex) error {
 	case kids == 0 && b.HasValue():
 		leaf := &vertex.Vertex{Kind: vertex.Leaf, Path: b.Path}
 		setPayload(leaf, b)
-		tx.vtx[id] = leaf
+		tx.vtx.set(id, leaf)
 	case kids == 0:
-		tx.vtx[id] = nil
+		tx.vtx.set(id, nil)
 	case kids == 1 && !b.HasValue():
 		n := bits.TrailingZeros16(b.Used)
 		cid := b.Child(n)
@@ -79,8 +79,8 @@ func (tx *Tx) collapse(id vertex.ID, b *vertex.Vertex) error {
 		m := c.Clone()
 		m.Path = tx.nibbles(b.Path, []byte{byte(n)}, c.Path)
 		m.Key = vertexKeyVoid
-		tx.vtx[id] = m
-		tx.vtx[cid] = nil
+		tx.vtx.set(id, m)
+		tx.vtx.set(cid, nil)
 	}
 	return nil
 }
@@ -101,6 +101,6 @@ func (tx *Tx) removeSubtrie(id vertex.ID) error {
 			}
 		}
 	}
-	tx.vtx[id] = nil
+	tx.vtx.set(id, nil)
 	return nil
 }

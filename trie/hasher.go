@@ -148,7 +148,7 @@ func trimLeadingZeros(b []byte) []byte {
 // remember records key k of vertex v (as seen at id) where the next read finds it.
 func (h *hasher) remember(id vertex.ID, v *vertex.Vertex, k hashkey.Key) {
 	tx := h.tx
-	if cur, ok := tx.vtx[id]; ok && cur == v {
+	if cur, _ := tx.vtx.lookup(id); cur == v {
 		v.Key = k // owned: disjoint sub-tries never share a vertex, so this is race-free
 		return
 	}
@@ -162,13 +162,13 @@ func (h *hasher) remember(id vertex.ID, v *vertex.Vertex, k hashkey.Key) {
 		h.pending = append(h.pending, pendingKey{id, c})
 		return
 	}
-	tx.vtx[id] = c
+	tx.vtx.set(id, c)
 }
 
 // inFrames reports whether tx or a parent frame (not the database) holds vertex id.
 func (tx *Tx) inFrames(id vertex.ID) bool {
 	for f := tx; f != nil; f = f.parent {
-		if _, ok := f.vtx[id]; ok {
+		if _, ok := f.vtx.lookup(id); ok {
 			return true
 		}
 	}

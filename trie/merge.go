@@ -20,7 +20,7 @@ func (tx *Tx) merge(id vertex.ID, path []byte, leaf *vertex.Vertex) error {
 	}
 	if v == nil {
 		leaf.Path = tx.nibbles(path)
-		tx.vtx[id] = leaf
+		tx.vtx.set(id, leaf)
 		return nil
 	}
 	common := commonPrefix(v.Path, path)
@@ -31,7 +31,7 @@ func (tx *Tx) merge(id vertex.ID, path []byte, leaf *vertex.Vertex) error {
 			if leaf.Acc != nil && v.Acc != nil {
 				leaf.Acc.Storage = v.Acc.Storage // an updated account keeps its storage
 			}
-			tx.vtx[id] = leaf
+			tx.vtx.set(id, leaf)
 			return nil
 		case v.Kind == vertex.Branch:
 			b := tx.own(id, v)
@@ -45,7 +45,7 @@ func (tx *Tx) merge(id vertex.ID, path []byte, leaf *vertex.Vertex) error {
 				return tx.merge(b.Child(int(n)), rest[1:], leaf)
 			}
 			leaf.Path = tx.nibbles(rest[1:])
-			tx.vtx[tx.addChild(b, n)] = leaf
+			tx.vtx.set(tx.addChild(b, n), leaf)
 			return nil
 		}
 		// A leaf whose key is a strict prefix of the new key: split below.
@@ -57,15 +57,15 @@ func (tx *Tx) merge(id vertex.ID, path []byte, leaf *vertex.Vertex) error {
 		o := v.Clone()
 		o.Path = v.Path[common+1:]
 		o.Key = vertexKeyVoid
-		tx.vtx[tx.addChild(b, v.Path[common])] = o
+		tx.vtx.set(tx.addChild(b, v.Path[common]), o)
 	}
 	if common == len(path) {
 		setPayload(b, leaf)
 	} else {
 		leaf.Path = tx.nibbles(path[common+1:])
-		tx.vtx[tx.addChild(b, path[common])] = leaf
+		tx.vtx.set(tx.addChild(b, path[common]), leaf)
 	}
-	tx.vtx[id] = b
+	tx.vtx.set(id, b)
 	return nil
 }
 

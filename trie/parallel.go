@@ -74,7 +74,7 @@ func (tx *Tx) hashChildrenParallel(id vertex.ID, workers int) error {
 			return errs[i]
 		}
 		for _, p := range hashers[i].pending {
-			tx.vtx[p.id] = p.v
+			tx.vtx.set(p.id, p.v)
 		}
 	}
 	return nil

@@ -26,15 +26,19 @@ func (db *DB) Persist(tx *Tx, block uint64) error {
 		}
 		chain = append(chain, f)
 	}
+	if len(chain) == 0 { // tx is the base already: a repeated Persist
+		if block == db.block {
+			return nil
+		}
+		return fmt.Errorf("trie: persist block %d: the frame is already persisted as block %d", block, db.block)
+	}
 	root, err := tx.hash()
 	if err != nil {
 		return fmt.Errorf("trie: persist: hashing: %w", err)
 	}
 	merged := make(map[vertex.ID]*vertex.Vertex)
 	for i := len(chain) - 1; i >= 0; i-- {
-		for id, v := range chain[i].vtx {
-			merged[id] = v
-		}
+		chain[i].vtx.each(func(id vertex.ID, v *vertex.Vertex) { merged[id] = v })
 	}
 	a := admin{format: db.format, top: tx.alloc.Top, block: block, root: root}
 	batch := vertex.Batch{Admin: a.encode()}
@@ -67,10 +71,10 @@ func (db *DB) Persist(tx *Tx, block uint64) error {
 		}
 	}
 	for _, f := range chain[1:] {
-		f.state, f.vtx = folded, nil
+		f.state, f.vtx = folded, frameStore{}
 	}
 	db.base.state = folded
-	tx.parent, tx.vtx, tx.sealed = nil, make(map[vertex.ID]*vertex.Vertex), true
+	tx.parent, tx.vtx, tx.sealed = nil, newFrameStore(^vertex.ID(0)), true
 	db.base, db.block, db.root = tx, block, root
 	return nil
 }

@@ -25,7 +25,7 @@ const (
 type Tx struct {
 	db     *DB
 	parent *Tx
-	vtx    map[vertex.ID]*vertex.Vertex // changed vertices; nil = deleted
+	vtx    frameStore // the vertices this frame changed
 	alloc  vertex.Allocator
 	state  frameState
 	sealed bool
@@ -35,7 +35,7 @@ type Tx struct {
 }
 
 func newFrame(db *DB, parent *Tx, alloc vertex.Allocator) *Tx {
-	tx := &Tx{db: db, parent: parent, vtx: make(map[vertex.ID]*vertex.Vertex), alloc: alloc}
+	tx := &Tx{db: db, parent: parent, vtx: newFrameStore(alloc.Top + 1), alloc: alloc}
 	tx.h.tx = tx
 	return tx
 }
@@ -54,7 +54,7 @@ func (tx *Tx) Rollback() {
 	defer tx.db.mu.Unlock()
 	if tx.state == live && tx != tx.db.base {
 		tx.state = dropped
-		tx.vtx = nil
+		tx.vtx = frameStore{}
 	}
 }
 
@@ -77,7 +77,7 @@ func (tx *Tx) check(write bool) error {
 // get returns vertex id as this frame sees it, or nil when there is none.
 func (tx *Tx) get(id vertex.ID) (*vertex.Vertex, error) {
 	for f := tx; f != nil; f = f.parent {
-		if v, ok := f.vtx[id]; ok {
+		if v, ok := f.vtx.lookup(id); ok {
 			return v, nil
 		}
 	}
@@ -88,13 +88,13 @@ func (tx *Tx) get(id vertex.ID) (*vertex.Vertex, error) {
 // itself when tx already holds it, a clone registered in tx otherwise. The clone's
 // key is void: it is about to change.
 func (tx *Tx) own(id vertex.ID, v *vertex.Vertex) *vertex.Vertex {
-	if cur, ok := tx.vtx[id]; ok && cur == v {
+	if cur, _ := tx.vtx.lookup(id); cur == v {
 		v.Key = hashkey.Key{}
 		return v
 	}
 	c := v.Clone()
 	c.Key = hashkey.Key{}
-	tx.vtx[id] = c
+	tx.vtx.set(id, c)
 	return c
 }
 
