@@ -20,7 +20,7 @@ func NewTrieFormat(f vertex.Format) *Trie {
 	if !f.Valid() {
 		f = vertex.Latest
 	}
-	db, err := Open(NewMemoryBackend(), &Options{Format: f, Workers: 1})
+	db, err := Open(NewMemoryBackend(), &Options{Format: f})
 	if err != nil {
 		panic("trie: opening an empty memory backend cannot fail: " + err.Error())
 	}

@@ -39,15 +39,17 @@ type Account struct {
 // Vertex is one node of the trie. Fields are never changed in place once the vertex
 // is shared (cached, or visible to another frame); writers clone first.
 type Vertex struct {
+	// The fields a walk or a parent's re-hash touches come first, so that they
+	// share the first cache line of the (128-byte aligned) allocation.
+	Key     hashkey.Key // hash key when known; void means "recompute"
 	Kind    Kind
 	Payload PayloadKind
-	Used    uint16      // branch: bit n set when child n exists
-	Path    []byte      // nibbles: a leaf's remaining path, a branch's fused extension
-	Base    ID          // branch, format v2: child n is Base+n
-	Kids    *[16]ID     // branch, format v1: child IDs (nil in v2)
-	Value   []byte      // RawPayload bytes, or a slot's minimal big-endian value
-	Acc     *Account    // AccountPayload
-	Key     hashkey.Key // hash key when known; void means "recompute"
+	Used    uint16   // branch: bit n set when child n exists
+	Path    []byte   // nibbles: a leaf's remaining path, a branch's fused extension
+	Base    ID       // branch, format v2: child n is Base+n
+	Kids    *[16]ID  // branch, format v1: child IDs (nil in v2)
+	Value   []byte   // RawPayload bytes, or a slot's minimal big-endian value
+	Acc     *Account // AccountPayload
 }
 
 // Child returns the ID of child n of a branch, or NoID when slot n is unused.
