@@ -41,9 +41,17 @@ func newFrame(db *DB, parent *Tx, alloc vertex.Allocator) *Tx {
 }
 
 // Begin starts a child frame of tx (the next block). tx is sealed from now on.
+//
+// tx's hash keys are brought up to date first (a no-op when its root was
+// computed, as a client does for every block): a sealed frame's keys cannot be
+// stored in it later, so a child hashing them would have to copy the parent's
+// changed vertices into itself, and every other child would do the same work.
 func (tx *Tx) Begin() *Tx {
 	tx.db.mu.Lock()
 	defer tx.db.mu.Unlock()
+	if tx.check(false) == nil && !tx.sealed {
+		tx.rootKey(vertex.RootID) // an error here surfaces again in the child
+	}
 	tx.sealed = true
 	return newFrame(tx.db, tx, tx.alloc)
 }

@@ -1,0 +1,237 @@
+package trie_test
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hexstate/hexstate/hashkey"
+	"github.com/hexstate/hexstate/internal/ethtests"
+	"github.com/hexstate/hexstate/rocks"
+	"github.com/hexstate/hexstate/trie"
+	"github.com/hexstate/hexstate/vertex"
+)
+
+// Crash safety: TestCrash runs this test binary again as a child process
+// (TestCrashChild, selected by -test.run and enabled by environment variables)
+// that persists block after block into a RocksDB directory, and SIGKILLs it at a
+// random moment, over and over on the same directory. Each child continues from
+// the block the store says was persisted last.
+//
+// Block B's changes are derived from B alone (a seeded PRNG), so the parent can
+// rebuild the exact state of any block on an in-memory reference. Before
+// Persist(B) the child appends "B root" to a log file and fsyncs it; after a
+// kill the store must be at the last block logged (persist done) or the one
+// before it (killed before or during Persist), with the root logged for it, no
+// earlier than the block seen after the previous kill, and hold exactly the
+// reference's keys and values.
+
+const (
+	crashEnvDir    = "HEXSTATE_CRASH_DIR"
+	crashEnvLog    = "HEXSTATE_CRASH_LOG"
+	crashEnvFormat = "HEXSTATE_CRASH_FORMAT"
+	crashEnvMode   = "HEXSTATE_CRASH_MODE"
+)
+
+// crashApply applies block b's changes to tx (and to the models, when not nil).
+func crashApply(t testing.TB, mode string, tx *trie.Tx, b uint64, m phModel, st *phState) {
+	t.Helper()
+	switch mode {
+	case "generic":
+		if m == nil {
+			m = phModel{}
+		}
+		phApply(t, tx, m, phOps(b, 60, phUniverse, 30), int(b))
+	case "state":
+		if st == nil {
+			st = &phState{accts: map[int]trie.Account{}, slots: map[int]map[int]uint64{}}
+		}
+		st.apply(t, tx, rand.New(rand.NewPCG(b, 77)), int(b), 12)
+	default:
+		t.Fatalf("unknown crash mode %q", mode)
+	}
+}
+
+func crashRocksOptions() *rocks.Options {
+	return &rocks.Options{BlockCacheBytes: 4 << 20, WriteBufferBytes: 1 << 20, BackgroundJobs: 2}
+}
+
+// TestCrashChild is the child process of TestCrash; it is skipped unless
+// HEXSTATE_CRASH_DIR is set. It persists blocks until it is killed.
+func TestCrashChild(t *testing.T) {
+	dir := os.Getenv(crashEnvDir)
+	if dir == "" {
+		t.Skip("the child process of TestCrash")
+	}
+	f, err := strconv.Atoi(os.Getenv(crashEnvFormat))
+	phMust(t, err, "format")
+	mode := os.Getenv(crashEnvMode)
+	st, err := rocks.Open(dir, crashRocksOptions())
+	phMust(t, err, "child: rocks.Open")
+	db, err := trie.Open(st, &trie.Options{Format: vertex.Format(f)})
+	phMust(t, err, "child: trie.Open")
+	log, err := os.OpenFile(os.Getenv(crashEnvLog), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	phMust(t, err, "child: log")
+	for b := db.Block() + 1; b < 1<<20; b++ {
+		tx := db.Begin()
+		crashApply(t, mode, tx, b, nil, nil)
+		root := phHash(t, tx)
+		_, err := fmt.Fprintf(log, "%d %x\n", b, root[:])
+		phMust(t, err, "child: writing the log")
+		phMust(t, log.Sync(), "child: syncing the log")
+		phMust(t, db.Persist(tx, b), "child: Persist(%d)", b)
+	}
+}
+
+// crashLog reads the child's log: the root logged for each block (every
+// attempt at a block must have logged the same root) and the last block logged.
+func crashLog(t *testing.T, path string) (map[uint64]hashkey.Hash, uint64) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return nil, 0
+	}
+	phMust(t, err, "reading the log")
+	roots := map[uint64]hashkey.Hash{}
+	var last uint64
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		var b uint64
+		var h []byte
+		if _, err := fmt.Sscanf(sc.Text(), "%d %x", &b, &h); err != nil || len(h) != 32 {
+			t.Fatalf("log line %q: %v", sc.Text(), err)
+		}
+		r := hashkey.Hash(h)
+		if old, ok := roots[b]; ok && old != r {
+			t.Fatalf("block %d logged with two roots, %v and %v: the block data is not deterministic", b, old, r)
+		}
+		roots[b] = r
+		last = b
+	}
+	return roots, last
+}
+
+// crashRef is the reference state: every block up to block applied to an
+// in-memory trie and to the models.
+type crashRef struct {
+	mode  string
+	block uint64
+	tx    *trie.Tx
+	m     phModel
+	st    *phState
+}
+
+func newCrashRef(t *testing.T, mode string) *crashRef {
+	db, err := trie.Open(trie.NewMemoryBackend(), nil)
+	phMust(t, err, "reference Open")
+	return &crashRef{mode: mode, tx: db.Begin(), m: phModel{},
+		st: &phState{accts: map[int]trie.Account{}, slots: map[int]map[int]uint64{}}}
+}
+
+func (r *crashRef) advance(t *testing.T, to uint64) hashkey.Hash {
+	t.Helper()
+	if to < r.block {
+		t.Fatalf("the store went back from block %d to block %d: a persisted block was lost", r.block, to)
+	}
+	for ; r.block < to; r.block++ {
+		crashApply(t, r.mode, r.tx, r.block+1, r.m, r.st)
+	}
+	return phHash(t, r.tx)
+}
+
+func TestCrash(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills child processes for ~30 s; skipped with -short")
+	}
+	if os.Getenv(crashEnvDir) != "" {
+		t.Skip("in the child process")
+	}
+	kills := 15 // per configuration: 60 in all
+	maxSleep := 200
+	if ethtests.RaceEnabled {
+		maxSleep = 400 // a race binary starts and runs slower
+	}
+	for _, mode := range []string{"generic", "state"} {
+		for _, f := range phFormats {
+			t.Run(mode+"/"+f.String(), func(t *testing.T) {
+				crashRun(t, mode, f, kills, maxSleep)
+			})
+		}
+	}
+}
+
+func crashRun(t *testing.T, mode string, f vertex.Format, kills, maxSleep int) {
+	tmp := t.TempDir()
+	dir, logPath := filepath.Join(tmp, "db"), filepath.Join(tmp, "roots.log")
+	ref := newCrashRef(t, mode)
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(f)))
+	var prev uint64
+	midPersist := 0
+	for k := 0; k < kills; k++ {
+		var out bytes.Buffer
+		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
+		cmd.Env = append(os.Environ(), crashEnvDir+"="+dir, crashEnvLog+"="+logPath,
+			crashEnvFormat+"="+strconv.Itoa(int(f)), crashEnvMode+"="+mode)
+		cmd.Stdout, cmd.Stderr = &out, &out
+		phMust(t, cmd.Start(), "starting the child")
+		time.Sleep(time.Duration(5+rng.IntN(maxSleep-4)) * time.Millisecond)
+		_ = cmd.Process.Signal(syscall.SIGKILL)
+		err := cmd.Wait()
+		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
+			t.Fatalf("kill %d: the child ended by itself (%v):\n%s", k, err, out.String())
+		}
+
+		roots, last := crashLog(t, logPath)
+		st, err := rocks.Open(dir, crashRocksOptions())
+		phMust(t, err, "kill %d: rocks.Open after the kill", k)
+		db, err := trie.Open(st, &trie.Options{Format: f})
+		if err != nil {
+			st.Close()
+			t.Fatalf("kill %d: trie.Open after the kill: %v", k, err)
+		}
+		b := db.Block()
+		root := phRoot(t, db)
+		switch {
+		case b < prev:
+			t.Fatalf("kill %d: store at block %d after being at %d: a persisted block was lost", k, b, prev)
+		case b != last && b+1 != last && !(b == 0 && last == 0):
+			t.Fatalf("kill %d: store at block %d, last block logged %d: want it or the one before", k, b, last)
+		case b > 0 && roots[b] != root:
+			t.Fatalf("kill %d: store at block %d with root %v, the child logged %v", k, b, root, roots[b])
+		case b == 0 && root != hashkey.EmptyRoot:
+			t.Fatalf("kill %d: store at block 0 with root %v", k, root)
+		}
+		if b+1 == last {
+			midPersist++
+		}
+		if want := ref.advance(t, b); want != root {
+			t.Fatalf("kill %d: store at block %d with root %v, reference %v", k, b, root, want)
+		}
+		tx := db.Begin()
+		if got := phHash(t, tx); got != root {
+			t.Fatalf("kill %d: Hash of a fresh tx %v, StateRoot %v", k, got, root)
+		}
+		if mode == "generic" {
+			phCheckModel(t, tx, ref.m, phUniverse)
+		} else {
+			ref.st.check(t, tx, nil)
+		}
+		phMust(t, db.Close(), "kill %d: Close", k)
+		if t.Failed() {
+			t.FailNow()
+		}
+		prev = b
+	}
+	t.Logf("%d kills: store reached block %d; %d kills left the last logged block unpersisted", kills, prev, midPersist)
+	if prev < uint64(kills) {
+		t.Errorf("only %d blocks persisted in %d runs: the children barely ran", prev, kills)
+	}
+}

@@ -1,0 +1,252 @@
+package trie
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/hexstate/hexstate/hashkey"
+	"github.com/hexstate/hexstate/vertex"
+	"github.com/holiman/uint256"
+)
+
+// White-box tests of frames: how many vertices a frame holds, which records a
+// persist leaves in the backend, and whether the parallel hashing path runs.
+
+func fiAddr(i int) hashkey.Hash { return hashkey.Keccak256([]byte(fmt.Sprintf("account-%d", i))) }
+func fiSlot(i int) hashkey.Hash { return hashkey.Keccak256([]byte(fmt.Sprintf("slot-%d", i))) }
+
+func fiAcc(n uint64) Account {
+	a := Account{Nonce: n}
+	a.Balance.SetUint64(n * 3)
+	return a
+}
+
+func fiOpen(t *testing.T, f vertex.Format, workers int) *DB {
+	t.Helper()
+	db, err := Open(NewMemoryBackend(), &Options{Format: f, Workers: workers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func fiMust(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// fiDepth is the number of vertices on the path from root to the payload at key
+// (or to where the path leaves the trie), as tx sees them.
+func fiDepth(t *testing.T, tx *Tx, root vertex.ID, key hashkey.Hash) int {
+	t.Helper()
+	path := hashkey.AppendNibbles(nil, key[:])
+	d := 0
+	for id := root; id != vertex.NoID; {
+		v, err := tx.get(id)
+		fiMust(t, err)
+		if v == nil {
+			break
+		}
+		d++
+		if v.Kind == vertex.Leaf || len(path) <= len(v.Path) || commonPrefix(v.Path, path) != len(v.Path) {
+			break
+		}
+		path = path[len(v.Path):]
+		id, path = v.Child(int(path[0])), path[1:]
+	}
+	return d
+}
+
+// TestFrameMemoryProportional: a frame holds only the vertices on the paths it
+// changed, not a copy of the state: one change on a 10,000-account base is
+// O(depth) vertices, before and after hashing.
+func TestFrameMemoryProportional(t *testing.T) {
+	for _, f := range []vertex.Format{vertex.FormatV1, vertex.FormatV2} {
+		t.Run(f.String(), func(t *testing.T) {
+			db := fiOpen(t, f, 0)
+			const n = 10000
+			g := db.Begin()
+			for i := 0; i < n; i++ {
+				fiMust(t, g.UpdateAccount(fiAddr(i), fiAcc(uint64(i))))
+			}
+			for s := 0; s < 500; s++ {
+				fiMust(t, g.UpdateStorage(fiAddr(7), fiSlot(s), uint256.NewInt(uint64(s+1))))
+			}
+			fiMust(t, db.Persist(g, 1))
+
+			// One account update: exactly the vertices on its path.
+			tx := db.Begin()
+			d := fiDepth(t, tx, vertex.RootID, fiAddr(5))
+			if d < 3 || d > 8 {
+				t.Fatalf("depth of an account in a %d-account trie = %d", n, d)
+			}
+			fiMust(t, tx.UpdateAccount(fiAddr(5), fiAcc(99)))
+			if got := fiFrameLen(tx); got != d {
+				t.Fatalf("frame with one account update holds %d vertices, want %d (the path)", got, d)
+			}
+			_, err := tx.StateRoot()
+			fiMust(t, err)
+			if got := fiFrameLen(tx); got != d {
+				t.Fatalf("after hashing, the frame holds %d vertices, want %d", got, d)
+			}
+
+			// One storage write: the account's path plus the slot's path.
+			tx = db.Begin()
+			sd := fiDepth(t, tx, vertex.RootID, fiAddr(7))
+			a, err := tx.findAccount(fiAddr(7))
+			fiMust(t, err)
+			sd += fiDepth(t, tx, a.Acc.Storage, fiSlot(3))
+			fiMust(t, tx.UpdateStorage(fiAddr(7), fiSlot(3), uint256.NewInt(12345)))
+			_, err = tx.StateRoot()
+			fiMust(t, err)
+			if got := fiFrameLen(tx); got != sd {
+				t.Fatalf("frame with one storage write holds %d vertices, want %d", got, sd)
+			}
+
+			// A new account: its parent's path plus at most a new branch and leaf.
+			tx = db.Begin()
+			fiMust(t, tx.UpdateAccount(fiAddr(n+1), fiAcc(1)))
+			_, err = tx.StateRoot()
+			fiMust(t, err)
+			if got := fiFrameLen(tx); got > 8+2 {
+				t.Fatalf("frame with one new account holds %d vertices", got)
+			}
+
+			// 100 updates: at most 100 paths (shared near the root).
+			tx = db.Begin()
+			for i := 0; i < 100; i++ {
+				fiMust(t, tx.UpdateAccount(fiAddr(i*97), fiAcc(uint64(i))))
+			}
+			_, err = tx.StateRoot()
+			fiMust(t, err)
+			if got := fiFrameLen(tx); got > 100*d || got < 100 {
+				t.Fatalf("frame with 100 updates holds %d vertices (depth %d)", got, d)
+			}
+
+			// A child of that hashed frame, with one change, holds one path too.
+			child := tx.Begin()
+			fiMust(t, child.UpdateAccount(fiAddr(5), fiAcc(7)))
+			_, err = child.StateRoot()
+			fiMust(t, err)
+			if got := fiFrameLen(child); got != d {
+				t.Fatalf("child frame with one change holds %d vertices, want %d", got, d)
+			}
+
+			// A child of an unhashed parent computes the parent's keys: it clones
+			// the parent's dirty vertices to hold them. Reported, not asserted.
+			p := db.Begin()
+			for i := 0; i < 100; i++ {
+				fiMust(t, p.UpdateAccount(fiAddr(i*89), fiAcc(uint64(i))))
+			}
+			c := p.Begin()
+			fiMust(t, c.UpdateAccount(fiAddr(5), fiAcc(8)))
+			_, err = c.StateRoot()
+			fiMust(t, err)
+			t.Logf("child (1 change) of an unhashed parent (100 changes, %d vertices) holds %d vertices after hashing", fiFrameLen(p), fiFrameLen(c))
+		})
+	}
+}
+
+// fiFrameLen is the number of vertices frame tx holds (its changes).
+func fiFrameLen(tx *Tx) int { return tx.vtx.len() }
+
+// fiRecords is the number of vertex records in a memory backend.
+func fiRecords(db *DB) int {
+	m := db.backend.(*memoryBackend)
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return len(m.recs)
+}
+
+// TestPersistDeletesStorageRecords: persisting the deletion of an account
+// removes its storage trie's records from the backend: the store then holds as
+// many records as a fresh store built with the remaining state.
+func TestPersistDeletesStorageRecords(t *testing.T) {
+	for _, f := range []vertex.Format{vertex.FormatV1, vertex.FormatV2} {
+		t.Run(f.String(), func(t *testing.T) {
+			build := func(withStorage bool) *DB {
+				db := fiOpen(t, f, 0)
+				tx := db.Begin()
+				for i := 0; i < 100; i++ {
+					fiMust(t, tx.UpdateAccount(fiAddr(i), fiAcc(uint64(i))))
+				}
+				for s := 0; s < 20; s++ {
+					fiMust(t, tx.UpdateStorage(fiAddr(1), fiSlot(s), uint256.NewInt(uint64(s+1))))
+				}
+				if withStorage {
+					for s := 0; s < 300; s++ {
+						fiMust(t, tx.UpdateStorage(fiAddr(2), fiSlot(s), uint256.NewInt(uint64(s+1))))
+					}
+				}
+				fiMust(t, db.Persist(tx, 1))
+				return db
+			}
+			db, ref := build(true), build(false)
+			before := fiRecords(db)
+			tx := db.Begin()
+			fiMust(t, tx.DeleteAccount(fiAddr(2)))
+			fiMust(t, tx.UpdateAccount(fiAddr(2), fiAcc(2)))
+			fiMust(t, db.Persist(tx, 2))
+			after, want := fiRecords(db), fiRecords(ref)
+			if after != want {
+				t.Fatalf("after deleting an account with 300 slots: %d records (were %d), a fresh store of the same state has %d", after, before, want)
+			}
+			r1, _ := db.StateRoot()
+			r2, _ := ref.StateRoot()
+			if r1 != r2 {
+				t.Fatalf("roots differ: %v vs %v", r1, r2)
+			}
+		})
+	}
+}
+
+// TestParallelPathTaken: with Workers > 1 and at least parallelMin writes, the
+// sub-tries under the root are hashed by hashChildrenParallel (their keys are
+// set, the root's is not yet), and the root then matches the serial one.
+func TestParallelPathTaken(t *testing.T) {
+	for _, f := range []vertex.Format{vertex.FormatV1, vertex.FormatV2} {
+		t.Run(f.String(), func(t *testing.T) {
+			par, ser := fiOpen(t, f, 4), fiOpen(t, f, 1)
+			ptx, stx := par.Begin(), ser.Begin()
+			for _, tx := range []*Tx{ptx, stx} {
+				for i := 0; i < 2*parallelMin; i++ {
+					fiMust(t, tx.UpdateAccount(fiAddr(i), fiAcc(uint64(i))))
+					if i%10 == 0 {
+						fiMust(t, tx.UpdateStorage(fiAddr(i), fiSlot(i), uint256.NewInt(uint64(i+1))))
+					}
+				}
+			}
+			if ptx.writes < parallelMin {
+				t.Fatalf("writes = %d < parallelMin", ptx.writes)
+			}
+			fiMust(t, ptx.hashChildrenParallel(vertex.RootID, 4))
+			root, err := ptx.get(vertex.RootID)
+			fiMust(t, err)
+			if !root.Key.IsVoid() {
+				t.Fatal("the root's key was set by the parallel pass")
+			}
+			for n := 0; n < 16; n++ {
+				if c := root.Child(n); c != vertex.NoID {
+					v, err := ptx.get(c)
+					fiMust(t, err)
+					if v.Key.IsVoid() {
+						t.Fatalf("child %d of the root has no key after the parallel pass", n)
+					}
+				}
+			}
+			pr, err := ptx.StateRoot()
+			fiMust(t, err)
+			sr, err := stx.StateRoot()
+			fiMust(t, err)
+			if pr != sr {
+				t.Fatalf("parallel root %v, serial %v", pr, sr)
+			}
+			if ptx.writes != 0 {
+				t.Fatalf("writes = %d after hashing, want 0", ptx.writes)
+			}
+		})
+	}
+}
