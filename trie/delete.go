@@ -13,7 +13,6 @@ import (
 // no children becomes a leaf. Both happen only at the immediate parent, because
 // extensions are fused into branches.
 func (tx *Tx) remove(id vertex.ID, path []byte) (bool, error) {
-	tx.writes++
 	v, err := tx.get(id)
 	if err != nil || v == nil {
 		return false, err

@@ -13,7 +13,6 @@ import (
 // vertex's ID (its parent's reference stays valid) and the old vertex moves into
 // one of the new branch's slots, keeping its own children.
 func (tx *Tx) merge(id vertex.ID, path []byte, leaf *vertex.Vertex) error {
-	tx.writes++
 	v, err := tx.get(id)
 	if err != nil {
 		return err

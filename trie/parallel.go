@@ -11,7 +11,7 @@ import (
 // parallelMin is how many writes a frame must have made since its last hash
 // before the sub-tries under the root are hashed in parallel; below it the
 // goroutines cost more than they save.
-const parallelMin = 256
+const parallelMin = 100
 
 // rootKey returns the key of the trie rooted at id. When the frame has many
 // unhashed writes and the root is a branch with several void-keyed children, each

@@ -66,7 +66,8 @@ func (tx *Tx) Rollback() {
 	}
 }
 
-// check returns the error that keeps tx from being read (write: or written).
+// check returns the error that keeps tx from being read (write: or written). A
+// write also counts towards the choice of parallel hashing.
 func (tx *Tx) check(write bool) error {
 	if tx.db.closed {
 		return ErrClosed
@@ -76,8 +77,11 @@ func (tx *Tx) check(write bool) error {
 			return ErrStale
 		}
 	}
-	if write && tx.sealed {
-		return ErrSealed
+	if write {
+		if tx.sealed {
+			return ErrSealed
+		}
+		tx.writes++
 	}
 	return nil
 }
