@@ -47,3 +47,24 @@ func BenchmarkRoot100k(b *testing.B) {
 		tr.Hash()
 	}
 }
+
+// BenchmarkUpdate1kOf1M updates 1,000 random keys of a 1M-key trie and re-hashes.
+func BenchmarkUpdate1kOf1M(b *testing.B) {
+	keys, values := randKVs(1_000_000, 3)
+	tr := trie.NewTrie()
+	for i := range keys {
+		tr.Put(keys[i], values[i])
+	}
+	tr.Hash()
+	rng := rand.New(rand.NewSource(4))
+	val := make([]byte, 80)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for j := 0; j < 1000; j++ {
+			rng.Read(val)
+			tr.Put(keys[rng.Intn(len(keys))], val)
+		}
+		tr.Hash()
+	}
+}

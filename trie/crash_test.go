@@ -157,7 +157,7 @@ func TestCrash(t *testing.T) {
 	kills := 15 // per configuration: 60 in all
 	maxSleep := 200
 	if ethtests.RaceEnabled {
-		maxSleep = 400 // a race binary starts and runs slower
+		kills, maxSleep = 13, 300 // 52 in all; a race binary starts and runs slower
 	}
 	for _, mode := range []string{"generic", "state"} {
 		for _, f := range phFormats {

@@ -172,8 +172,8 @@ func (db *DB) load(id vertex.ID) (*vertex.Vertex, error) {
 // read over its 16 slots when two or more of them are neither in tx's frames nor
 // cached. (A format-v1 branch's children are scattered: they are read one by one.)
 func (db *DB) prefetchChildren(tx *Tx, v *vertex.Vertex) error {
-	if v.Kids != nil || v.Used == 0 {
-		return nil
+	if v.Kids != nil || v.Used == 0 || v.Base >= tx.vtx.first {
+		return nil // v1, or slots allocated by tx itself: nothing of them is stored
 	}
 	missing := 0
 	for n := 0; n < 16; n++ {

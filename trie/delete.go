@@ -60,7 +60,8 @@ func (tx *Tx) remove(id vertex.ID, path []byte) (bool, error) {
 func (tx *Tx) collapse(id vertex.ID, b *vertex.Vertex) error {
 	switch kids := bits.OnesCount16(b.Used); {
 	case kids == 0 && b.HasValue():
-		leaf := &vertex.Vertex{Kind: vertex.Leaf, Path: b.Path}
+		leaf := tx.newVertex()
+		leaf.Kind, leaf.Path = vertex.Leaf, b.Path
 		setPayload(leaf, b)
 		tx.vtx.set(id, leaf)
 	case kids == 0:
@@ -75,9 +76,8 @@ func (tx *Tx) collapse(id vertex.ID, b *vertex.Vertex) error {
 		if c == nil {
 			return vertexError(cid, ErrMissingVertex)
 		}
-		m := c.Clone()
+		m := tx.clone(c)
 		m.Path = tx.nibbles(b.Path, []byte{byte(n)}, c.Path)
-		m.Key = vertexKeyVoid
 		tx.vtx.set(id, m)
 		tx.vtx.set(cid, nil)
 	}

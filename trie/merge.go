@@ -4,47 +4,53 @@ import (
 	"github.com/hexstate/hexstate/vertex"
 )
 
-// merge stores the payload of leaf at nibble path below vertex id, overwriting an
-// existing value. leaf is a fresh vertex owned by the caller; merge sets its Path.
+// payload is what a write stores at a key.
+type payload struct {
+	kind  vertex.PayloadKind
+	value []byte
+	acc   *vertex.Account
+}
+
+// setOn copies p into vertex v.
+func (p *payload) setOn(v *vertex.Vertex) { v.Payload, v.Value, v.Acc = p.kind, p.value, p.acc }
+
+// merge stores p at nibble path below vertex id, overwriting an existing value.
 //
 // Branches are fused with the extension above them (a branch's Path), so a split
 // never creates an extension vertex: when path leaves a leaf's or a branch's path
 // after `common` nibbles, a new branch with path[:common] takes over the old
 // vertex's ID (its parent's reference stays valid) and the old vertex moves into
 // one of the new branch's slots, keeping its own children.
-func (tx *Tx) merge(id vertex.ID, path []byte, leaf *vertex.Vertex) error {
+func (tx *Tx) merge(id vertex.ID, path []byte, p *payload) error {
 	v, err := tx.get(id)
 	if err != nil {
 		return err
 	}
 	if v == nil {
-		leaf.Path = tx.nibbles(path)
-		tx.vtx.set(id, leaf)
+		tx.vtx.set(id, tx.newLeaf(tx.nibbles(path), p))
 		return nil
 	}
 	common := commonPrefix(v.Path, path)
 	if common == len(v.Path) {
 		switch {
 		case v.Kind == vertex.Leaf && common == len(path): // overwrite
-			leaf.Path = v.Path
-			if leaf.Acc != nil && v.Acc != nil {
-				leaf.Acc.Storage = v.Acc.Storage // an updated account keeps its storage
+			if p.acc != nil && v.Acc != nil {
+				p.acc.Storage = v.Acc.Storage // an updated account keeps its storage
 			}
-			tx.vtx.set(id, leaf)
+			p.setOn(tx.own(id, v))
 			return nil
 		case v.Kind == vertex.Branch:
 			b := tx.own(id, v)
 			rest := path[common:]
 			if len(rest) == 0 { // the key ends at this branch (generic tries)
-				setPayload(b, leaf)
+				p.setOn(b)
 				return nil
 			}
 			n := rest[0]
 			if b.Used&(1<<n) != 0 {
-				return tx.merge(b.Child(int(n)), rest[1:], leaf)
+				return tx.merge(b.Child(int(n)), rest[1:], p)
 			}
-			leaf.Path = tx.nibbles(rest[1:])
-			tx.vtx.set(tx.addChild(b, n), leaf)
+			tx.vtx.set(tx.addChild(b, n), tx.newLeaf(tx.nibbles(rest[1:]), p))
 			return nil
 		}
 		// A leaf whose key is a strict prefix of the new key: split below.
@@ -53,16 +59,14 @@ func (tx *Tx) merge(id vertex.ID, path []byte, leaf *vertex.Vertex) error {
 	if common == len(v.Path) {
 		setPayload(b, v) // the old leaf's key ends at the new branch
 	} else {
-		o := v.Clone()
+		o := tx.clone(v)
 		o.Path = v.Path[common+1:]
-		o.Key = vertexKeyVoid
 		tx.vtx.set(tx.addChild(b, v.Path[common]), o)
 	}
 	if common == len(path) {
-		setPayload(b, leaf)
+		p.setOn(b)
 	} else {
-		leaf.Path = tx.nibbles(path[common+1:])
-		tx.vtx.set(tx.addChild(b, path[common]), leaf)
+		tx.vtx.set(tx.addChild(b, path[common]), tx.newLeaf(tx.nibbles(path[common+1:]), p))
 	}
 	tx.vtx.set(id, b)
 	return nil

@@ -19,8 +19,8 @@ func (tx *Tx) Put(key, value []byte) error {
 		return err
 	}
 	var nb [64]byte
-	leaf := &vertex.Vertex{Kind: vertex.Leaf, Payload: vertex.RawPayload, Value: tx.copyValue(value)}
-	return tx.merge(vertex.RootID, hashkey.AppendNibbles(nb[:0], key), leaf)
+	p := payload{kind: vertex.RawPayload, value: tx.copyValue(value)}
+	return tx.merge(vertex.RootID, hashkey.AppendNibbles(nb[:0], key), &p)
 }
 
 // Get returns the value stored under key, or nil when there is none.

@@ -12,6 +12,7 @@ import (
 	"github.com/holiman/uint256"
 
 	"github.com/hexstate/hexstate/hashkey"
+	"github.com/hexstate/hexstate/internal/ethtests"
 	"github.com/hexstate/hexstate/rocks"
 	"github.com/hexstate/hexstate/trie"
 	"github.com/hexstate/hexstate/vertex"
@@ -471,9 +472,13 @@ func TestPersistReopenState(t *testing.T) {
 		st := &phState{accts: map[int]trie.Account{}, slots: map[int]map[int]uint64{}}
 		r := rand.New(rand.NewPCG(42, 1))
 		var roots []hashkey.Hash
+		perBlock := 150
+		if ethtests.RaceEnabled || testing.Short() {
+			perBlock = 60
+		}
 		for block := uint64(1); block <= 3; block++ {
 			tx := db.Begin()
-			st.apply(t, tx, r, int(block), 150)
+			st.apply(t, tx, r, int(block), perBlock)
 			root := phHash(t, tx)
 			srs := st.storageRoots(t, tx)
 			phMust(t, db.Persist(tx, block), "Persist(%d)", block)

@@ -32,13 +32,14 @@ func (tx *Tx) UpdateAccount(addrHash hashkey.Hash, acc Account) error {
 	if err := tx.check(true); err != nil {
 		return err
 	}
-	a := &vertex.Account{Nonce: acc.Nonce, Balance: acc.Balance, CodeHash: acc.CodeHash}
+	a := tx.newAccount()
+	*a = vertex.Account{Nonce: acc.Nonce, Balance: acc.Balance, CodeHash: acc.CodeHash}
 	if a.CodeHash == (hashkey.Hash{}) {
 		a.CodeHash = hashkey.EmptyCodeHash
 	}
 	var nb [64]byte
-	return tx.merge(vertex.RootID, hashkey.AppendNibbles(nb[:0], addrHash[:]),
-		&vertex.Vertex{Kind: vertex.Leaf, Payload: vertex.AccountPayload, Acc: a})
+	p := payload{kind: vertex.AccountPayload, acc: a}
+	return tx.merge(vertex.RootID, hashkey.AppendNibbles(nb[:0], addrHash[:]), &p)
 }
 
 // Account returns the account at addrHash and whether it exists.
@@ -109,15 +110,16 @@ func (tx *Tx) UpdateStorage(addrHash, slotHash hashkey.Hash, value *uint256.Int)
 			sid = tx.alloc.Take(1)
 		}
 		b := value.Bytes32()
-		slot := &vertex.Vertex{Kind: vertex.Leaf, Payload: vertex.SlotPayload, Value: tx.copyValue(trimLeadingZeros(b[:]))}
-		if err := tx.merge(sid, slotPath, slot); err != nil {
+		p := payload{kind: vertex.SlotPayload, value: tx.copyValue(trimLeadingZeros(b[:]))}
+		if err := tx.merge(sid, slotPath, &p); err != nil {
 			return err
 		}
 	}
 	if sid != leaf.Acc.Storage {
-		a := *leaf.Acc
+		a := tx.newAccount()
+		*a = *leaf.Acc
 		a.Storage = sid
-		leaf.Acc = &a
+		leaf.Acc = a
 	}
 	return nil
 }
@@ -227,4 +229,14 @@ func (tx *Tx) touchAccount(addrHash hashkey.Hash) (*vertex.Vertex, error) {
 		tx.own(id, v)
 		id, path = v.Child(int(path[0])), path[1:]
 	}
+}
+
+// newAccount returns a zero account from the frame's slab (see newVertex).
+func (tx *Tx) newAccount() *vertex.Account {
+	if len(tx.accSlab) == 0 {
+		tx.accSlab = make([]vertex.Account, 32)
+	}
+	a := &tx.accSlab[0]
+	tx.accSlab = tx.accSlab[1:]
+	return a
 }

@@ -23,15 +23,17 @@ const (
 // may be used concurrently. A frame is sealed (read-only) once a child frame has
 // begun on it or it has been persisted.
 type Tx struct {
-	db     *DB
-	parent *Tx
-	vtx    frameStore // the vertices this frame changed
-	alloc  vertex.Allocator
-	state  frameState
-	sealed bool
-	h      hasher // scratch for key computation (serial path)
-	arena  []byte // backing store for the nibble paths and values of new vertices
-	writes int    // writes since the last hash, to choose parallel hashing
+	db      *DB
+	parent  *Tx
+	vtx     frameStore // the vertices this frame changed
+	alloc   vertex.Allocator
+	state   frameState
+	sealed  bool
+	h       hasher           // scratch for key computation (serial path)
+	arena   []byte           // backing store for the nibble paths and values of new vertices
+	slab    []vertex.Vertex  // vertices handed out by newVertex
+	accSlab []vertex.Account // accounts handed out by newAccount
+	writes  int              // writes since the last hash, to choose parallel hashing
 }
 
 func newFrame(db *DB, parent *Tx, alloc vertex.Allocator) *Tx {
@@ -104,10 +106,40 @@ func (tx *Tx) own(id vertex.ID, v *vertex.Vertex) *vertex.Vertex {
 		v.Key = hashkey.Key{}
 		return v
 	}
-	c := v.Clone()
-	c.Key = hashkey.Key{}
+	c := tx.clone(v)
 	tx.vtx.set(id, c)
 	return c
+}
+
+// newVertex returns a zero vertex from the frame's slab: new vertices are
+// allocated 64 at a time rather than one by one.
+func (tx *Tx) newVertex() *vertex.Vertex {
+	if len(tx.slab) == 0 {
+		tx.slab = make([]vertex.Vertex, 64)
+	}
+	v := &tx.slab[0]
+	tx.slab = tx.slab[1:]
+	return v
+}
+
+// clone returns a slab-allocated copy of v with a void key (see vertex.Clone).
+func (tx *Tx) clone(v *vertex.Vertex) *vertex.Vertex {
+	c := tx.newVertex()
+	*c = *v
+	if v.Kids != nil {
+		k := *v.Kids
+		c.Kids = &k
+	}
+	c.Key = hashkey.Key{}
+	return c
+}
+
+// newLeaf returns a new leaf with path and payload p.
+func (tx *Tx) newLeaf(path []byte, p *payload) *vertex.Vertex {
+	v := tx.newVertex()
+	v.Kind, v.Path = vertex.Leaf, path
+	p.setOn(v)
+	return v
 }
 
 // nibbles copies p into the frame's arena: paths of new vertices share a few large
@@ -133,7 +165,8 @@ func (tx *Tx) nibbles(p ...[]byte) []byte {
 // newBranch returns an empty branch with path p, its child slots allocated as the
 // database's format requires.
 func (tx *Tx) newBranch(p []byte) *vertex.Vertex {
-	b := &vertex.Vertex{Kind: vertex.Branch, Path: p}
+	b := tx.newVertex()
+	b.Kind, b.Path = vertex.Branch, p
 	if tx.db.format == vertex.FormatV1 {
 		b.Kids = new([16]vertex.ID)
 	} else {
