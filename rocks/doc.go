@@ -7,7 +7,7 @@
 // [base, base+16) of a format-v2 branch usually share one data block and are read
 // by VertexRange with a single iterator seek. The default column family holds the
 // admin record and a marker that identifies the database as a hexstate store; see
-// layout.go and docs/design-rocksdb.md for every byte.
+// layout.go and docs/format.md for every byte.
 //
 // Open refuses anything that is not a hexstate store (a regular file, a non-empty
 // directory without a database, a RocksDB database of some other program) with a

@@ -6,7 +6,7 @@ import (
 	"github.com/hexstate/hexstate/vertex"
 )
 
-// The on-disk layout of a hexstate RocksDB store. docs/design-rocksdb.md
+// The on-disk layout of a hexstate RocksDB store. docs/format.md
 // describes it byte by byte; changing anything here changes the store format.
 const (
 	// cfDefault is RocksDB's always-present column family. It holds the marker

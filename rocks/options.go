@@ -6,7 +6,7 @@ import (
 	"github.com/linxGnu/grocksdb"
 )
 
-// Default option values; see Options and docs/design-rocksdb.md for the reasons.
+// Default option values; see Options and docs/design.md (RocksDB table options) for the reasons.
 const (
 	// DefaultBlockCacheBytes is the default Options.BlockCacheBytes (256 MiB).
 	DefaultBlockCacheBytes = 256 << 20

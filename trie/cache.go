@@ -89,9 +89,7 @@ func (c *vertexCache) add(id vertex.ID, v *vertex.Vertex) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if e := s.m[id]; e != nil {
-		s.bytes += v.Size() - e.v.Size()
-		e.v, e.ref = v, true
-		return
+		s.drop(id, e) // replaced below, after making room
 	}
 	size := v.Size()
 	if size > s.budget {

@@ -50,7 +50,7 @@ func Open(b Backend, opts *Options) (*DB, error) {
 		want = vertex.Latest
 	}
 	if !want.Valid() {
-		return nil, &FormatError{Found: want, Want: vertex.Latest}
+		return nil, &FormatError{Want: want} // Found 0: nothing was read
 	}
 	rec, err := b.Admin()
 	if err != nil {
@@ -160,11 +160,24 @@ func (db *DB) load(id vertex.ID) (*vertex.Vertex, error) {
 	if rec == nil {
 		return nil, nil
 	}
+	v, err := db.decode(id, rec)
+	if err != nil {
+		return nil, err
+	}
+	db.cache.add(id, v)
+	return v, nil
+}
+
+// decode decodes the record of vertex id and checks that a branch has the
+// database's layout (a v1 branch in a v2 database is corruption, not a variant).
+func (db *DB) decode(id vertex.ID, rec []byte) (*vertex.Vertex, error) {
 	v, err := vertex.Decode(rec)
 	if err != nil {
 		return nil, vertexError(id, err)
 	}
-	db.cache.add(id, v)
+	if v.Kind == vertex.Branch && (v.Kids != nil) != (db.format == vertex.FormatV1) {
+		return nil, vertexError(id, &vertex.CorruptError{Reason: fmt.Sprintf("branch record of another layout in a %v database", db.format)})
+	}
 	return v, nil
 }
 
@@ -186,9 +199,9 @@ func (db *DB) prefetchChildren(tx *Tx, v *vertex.Vertex) error {
 		return nil
 	}
 	err := db.backend.VertexRange(v.Base, vertex.BranchSlots, func(id vertex.ID, rec []byte) error {
-		c, err := vertex.Decode(rec)
+		c, err := db.decode(id, rec)
 		if err != nil {
-			return vertexError(id, err)
+			return err
 		}
 		db.cache.add(id, c)
 		return nil

@@ -21,13 +21,17 @@ var (
 	ErrMissingVertex = errors.New("trie: missing vertex")
 )
 
-// FormatError is returned by Open for a database written in a format this DB was
-// not asked to open (or does not know).
+// FormatError is returned by Open for a database written in another format than
+// the one requested (Found is what the admin record says), or when the requested
+// format is one this build does not know (Found is then 0).
 type FormatError struct {
 	Found, Want vertex.Format
 }
 
 func (e *FormatError) Error() string {
+	if !e.Want.Valid() {
+		return fmt.Sprintf("trie: format %v requested; this build reads and writes %v and %v", e.Want, vertex.FormatV1, vertex.FormatV2)
+	}
 	if e.Found.Valid() && e.Found < vertex.Latest {
 		return fmt.Sprintf("trie: database is in format %v, %v requested: run `trie-migrate -to %v <dir>` to convert it without a resync", e.Found, e.Want, e.Want)
 	}

@@ -29,8 +29,8 @@ func (tx *Tx) rootKey(id vertex.ID) (hashkey.Key, error) {
 		}
 	}
 	k, err := tx.h.key(id)
-	if err == nil {
-		tx.writes = 0
+	if err == nil && id == vertex.RootID {
+		tx.writes = 0 // everything below the state root is hashed now
 	}
 	return k, err
 }

@@ -260,6 +260,9 @@ func Decode(b []byte) (*Vertex, error) {
 			if v.Used != 0 && v.Base == NoID && d.err == nil {
 				d.fail("branch base ID 0")
 			}
+			if v.Base > ^ID(0)-BranchSlots+1 && d.err == nil {
+				d.fail("branch slots past the last ID")
+			}
 		}
 	default:
 		d.fail("unknown vertex kind")
