@@ -1,0 +1,105 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/hexstate/hexstate/hashkey"
+	"github.com/hexstate/hexstate/rocks"
+	"github.com/hexstate/hexstate/trie"
+	"github.com/hexstate/hexstate/vertex"
+)
+
+// hexSide runs the workload on hexstate over RocksDB. Each block is a frame
+// begun on the previous block's frame, so unpersisted blocks stack up the way
+// they do in a client; every persistEvery blocks db.Persist writes the chain.
+type hexSide struct {
+	name   string
+	format vertex.Format
+	store  *rocks.Store
+	db     *trie.DB
+	tip    *trie.Tx // the last block's frame
+	cur    *trie.Tx // the frame of the block in progress
+	w      *workload
+	before rocks.BlockStats
+}
+
+func newHexSide(name string, f vertex.Format, dir string, cacheMB int, w *workload) (*hexSide, error) {
+	cache := cacheMB << 20
+	st, err := rocks.Open(filepath.Join(dir, name), &rocks.Options{Statistics: true, BlockCacheBytes: uint64(cache)})
+	if err != nil {
+		return nil, err
+	}
+	db, err := trie.Open(st, &trie.Options{Format: f, CacheBytes: cache})
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	return &hexSide{name: name, format: f, store: st, db: db, w: w}, nil
+}
+
+func (h *hexSide) Name() string { return h.name }
+
+func (h *hexSide) BuildLoad() error {
+	h.cur = h.db.Begin()
+	return h.cur.BulkLoadAccounts(h.w.leaves())
+}
+
+func (h *hexSide) BuildRoot() (hashkey.Hash, error) { return h.cur.StateRoot() }
+
+func (h *hexSide) BuildPersist() error {
+	if err := h.db.Persist(h.cur, 0); err != nil {
+		return err
+	}
+	h.tip = h.cur
+	return nil
+}
+
+func (h *hexSide) Apply(b *wlBlock) error {
+	h.cur = h.tip.Begin()
+	tx := h.cur
+	for i := range b.accOps {
+		op := &b.accOps[i]
+		a := &h.w.accounts[op.idx]
+		if err := tx.UpdateAccount(a.hash, trie.Account{Nonce: op.nonce, Balance: op.balance, CodeHash: a.code}); err != nil {
+			return fmt.Errorf("UpdateAccount: %w", err)
+		}
+	}
+	for i := range b.slotOps {
+		op := &b.slotOps[i]
+		if err := tx.UpdateStorage(h.w.accounts[op.idx].hash, op.slot, &op.val); err != nil {
+			return fmt.Errorf("UpdateStorage: %w", err)
+		}
+	}
+	return nil
+}
+
+func (h *hexSide) Root() (hashkey.Hash, error) { return h.cur.StateRoot() }
+
+func (h *hexSide) Persist(block uint64, commit bool) error {
+	h.tip = h.cur
+	if !commit {
+		return nil
+	}
+	return h.db.Persist(h.cur, block)
+}
+
+func (h *hexSide) StatsStart() {
+	h.before, _ = h.store.BlockStats()
+}
+
+func (h *hexSide) StatsLine() string {
+	s, err := h.store.BlockStats()
+	if err != nil {
+		return "rocks stats: " + err.Error()
+	}
+	d := s.Sub(h.before)
+	c := h.db.CacheStats()
+	r := h.db.BackendStats()
+	return fmt.Sprintf("rocks: data blocks read %d, hit %d, read %s; index/filter reads %d/%d; file reads %d (%s); filter-useful %d | vertex cache: hits %d, misses %d, %d entries (%s) | backend: point %d, range %d, records %d",
+		d.DataBlockReads, d.DataBlockHits, fmtBytes(d.DataBlockBytes), d.IndexBlockReads, d.FilterBlockReads,
+		d.FileReads, fmtBytes(d.FileReadBytes), d.FilterUseful, c.Hits, c.Misses, c.Entries, fmtBytes(uint64(c.Bytes)),
+		r.PointReads, r.RangeReads, r.Records)
+}
+
+func (h *hexSide) Close() error { return h.db.Close() }

@@ -1,0 +1,150 @@
+// Command trie-bench benchmarks hexstate against go-ethereum's trie on a
+// state workload (a bulk-built state, then blocks of account and storage
+// updates with a state root per block and periodic persistence), asserting
+// that both compute the same state root at every block. -mode bulkload
+// compares hexstate's bulk load with the time it takes just to keccak every
+// node of the trie.
+//
+// The module also holds the differential tests and benchmarks that use
+// go-ethereum as hexstate's oracle; it is a separate module so the root module
+// never depends on go-ethereum. See README.md.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"strings"
+
+	"github.com/hexstate/hexstate/vertex"
+)
+
+type benchFlags struct {
+	mode         string
+	impls        []string
+	cfg          wlConfig
+	persistEvery int
+	dir          string
+	cpuprofile   string
+	memprofile   string
+	cacheMB      int
+	reps         int
+}
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "trie-bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string, out io.Writer) error {
+	var f benchFlags
+	fs := flag.NewFlagSet("trie-bench", flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: trie-bench [flags]\n\n"+
+			"Runs a state workload on each implementation in turn (same workload, same seed)\n"+
+			"and prints build and per-block times by phase, allocations and read stats.\n"+
+			"State roots must agree at every block, or the run fails.\n\nflags:\n")
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&f.mode, "mode", "blocks", "blocks: build + blocks workload; bulkload: bulk load vs keccak of all nodes (in memory)")
+	impls := fs.String("impl", "hexstate-v2,hexstate-v1,geth", "comma-separated implementations: hexstate-v2, hexstate-v1, geth")
+	fs.IntVar(&f.cfg.accounts, "accounts", 1_000_000, "accounts in the initial state")
+	fs.Float64Var(&f.cfg.storageFrac, "storage-frac", 0.1, "fraction of accounts with storage (1-8 slots each)")
+	fs.IntVar(&f.cfg.blocks, "blocks", 200, "blocks to apply")
+	fs.IntVar(&f.cfg.blockAccounts, "block-accounts", 2000, "account updates (nonce, balance) per block")
+	fs.IntVar(&f.cfg.blockSlots, "block-slots", 4000, "storage writes per block (overwrites, new slots, deletes)")
+	fs.IntVar(&f.persistEvery, "persist-every", 1, "persist every N blocks (hexstate db.Persist, geth triedb.Commit)")
+	fs.StringVar(&f.dir, "dir", "", "directory for the databases (default: a temporary one, removed afterwards)")
+	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the measured part to this file (samples labelled impl=..., phase=...)")
+	fs.StringVar(&f.memprofile, "memprofile", "", "write an allocation profile to this file at the end")
+	fs.Uint64Var(&f.cfg.seed, "seed", 1, "workload seed")
+	fs.IntVar(&f.cacheMB, "cache-mb", 256, "cache size in MiB: hexstate vertex cache and RocksDB block cache each; geth clean trie cache and Pebble cache each")
+	fs.IntVar(&f.reps, "reps", 3, "bulkload mode: repetitions (the fastest is reported)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	for _, s := range strings.Split(*impls, ",") {
+		s = strings.TrimSpace(s)
+		switch s {
+		case "":
+			continue
+		case "hexstate-v2", "hexstate-v1", "geth":
+			f.impls = append(f.impls, s)
+		default:
+			return fmt.Errorf("unknown -impl %q (want hexstate-v2, hexstate-v1, geth)", s)
+		}
+	}
+	if len(f.impls) == 0 {
+		return errors.New("no -impl")
+	}
+	if f.cfg.accounts < 1 || f.cfg.blocks < 0 || f.persistEvery < 1 || f.cacheMB < 1 || f.reps < 1 {
+		return errors.New("-accounts, -persist-every, -cache-mb and -reps must be positive, -blocks not negative")
+	}
+
+	fmt.Fprintf(out, "trie-bench: mode=%s impl=%s accounts=%d storage-frac=%g blocks=%d block-accounts=%d block-slots=%d persist-every=%d cache-mb=%d seed=%d GOMAXPROCS=%d %s\n",
+		f.mode, strings.Join(f.impls, ","), f.cfg.accounts, f.cfg.storageFrac, f.cfg.blocks, f.cfg.blockAccounts, f.cfg.blockSlots,
+		f.persistEvery, f.cacheMB, f.cfg.seed, runtime.GOMAXPROCS(0), runtime.Version())
+	w := genWorkload(f.cfg)
+	fmt.Fprintf(out, "workload: %d accounts, %d with storage, %d slots; per block %d account updates, %d slot writes (in all %d new slots, %d deletes)\n\n",
+		len(w.accounts), len(w.storage), w.slots, f.cfg.blockAccounts, f.cfg.blockSlots, w.newSlots, w.delSlots)
+
+	if f.cpuprofile != "" {
+		pf, err := os.Create(f.cpuprofile)
+		if err != nil {
+			return err
+		}
+		defer pf.Close()
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	var err error
+	switch f.mode {
+	case "blocks":
+		err = runBlocks(&f, w, out)
+	case "bulkload":
+		err = runBulkload(&f, w, out)
+	default:
+		err = fmt.Errorf("unknown -mode %q (want blocks or bulkload)", f.mode)
+	}
+	if err != nil {
+		return err
+	}
+	if f.memprofile != "" {
+		runtime.GC()
+		mf, err := os.Create(f.memprofile)
+		if err != nil {
+			return err
+		}
+		defer mf.Close()
+		if err := pprof.Lookup("allocs").WriteTo(mf, 0); err != nil {
+			return err
+		}
+	}
+	if f.cpuprofile != "" || f.memprofile != "" {
+		fmt.Fprintf(out, "\nprofiles: go tool pprof -top %s   (add -tagfocus=phase=root or impl=geth to isolate; -sample_index=alloc_space for -memprofile)\n",
+			strings.TrimSpace(f.cpuprofile+" "+f.memprofile))
+	}
+	return nil
+}
+
+// formatOf maps an implementation name to its hexstate format.
+func formatOf(name string) vertex.Format {
+	if name == "hexstate-v1" {
+		return vertex.FormatV1
+	}
+	return vertex.FormatV2
+}

@@ -1,0 +1,267 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/hexstate/hexstate/hashkey"
+)
+
+// side is one implementation running the workload. Each method is one timed
+// phase (so that a CPU profile, filtered by its phase label, explains it).
+type side interface {
+	Name() string
+	BuildLoad() error                 // insert the initial state
+	BuildRoot() (hashkey.Hash, error) // its root
+	BuildPersist() error              // write it to disk
+	Apply(b *wlBlock) error           // apply a block's updates
+	Root() (hashkey.Hash, error)      // the block's state root
+	Persist(block uint64, commit bool) error
+	StatsStart()       // start counting read stats (after the build)
+	StatsLine() string // read stats since StatsStart
+	Close() error
+}
+
+// phaseTimes are one phase's per-block durations.
+type phaseTimes []time.Duration
+
+func (p phaseTimes) mean() time.Duration {
+	if len(p) == 0 {
+		return 0
+	}
+	var s time.Duration
+	for _, d := range p {
+		s += d
+	}
+	return s / time.Duration(len(p))
+}
+
+// pct returns the q-quantile (nearest rank).
+func (p phaseTimes) pct(q float64) time.Duration {
+	if len(p) == 0 {
+		return 0
+	}
+	s := slices.Clone(p)
+	slices.Sort(s)
+	i := int(q*float64(len(s))+0.999999) - 1
+	return s[max(0, min(i, len(s)-1))]
+}
+
+type allocStats struct{ mallocs, bytes uint64 }
+
+func memDelta(a, b *runtime.MemStats) allocStats {
+	return allocStats{b.Mallocs - a.Mallocs, b.TotalAlloc - a.TotalAlloc}
+}
+
+type sideResult struct {
+	name                            string
+	buildLoad, buildRoot, buildPers time.Duration
+	buildAlloc                      allocStats
+	apply, root, persist, total     phaseTimes
+	blockAlloc                      allocStats
+	stats                           string
+}
+
+func (r *sideResult) build() time.Duration { return r.buildLoad + r.buildRoot + r.buildPers }
+
+func timed(name, phase string, fn func() error) (time.Duration, error) {
+	var err error
+	start := time.Now()
+	pprof.Do(context.Background(), pprof.Labels("impl", name, "phase", phase), func(context.Context) { err = fn() })
+	return time.Since(start), err
+}
+
+func runBlocks(f *benchFlags, w *workload, out io.Writer) error {
+	dir := f.dir
+	if dir == "" {
+		tmp, err := os.MkdirTemp("", "trie-bench-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmp)
+		dir = tmp
+	}
+	roots := make([]hashkey.Hash, len(w.blocks)+1) // [0]: the built state
+	refName := ""
+	var results []*sideResult
+	for _, name := range f.impls {
+		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			return fmt.Errorf("%s already exists: pass an empty or new -dir", filepath.Join(dir, name))
+		}
+		var s side
+		var err error
+		if name == "geth" {
+			s, err = newGethSide(dir, f.cacheMB, w)
+		} else {
+			s, err = newHexSide(name, formatOf(name), dir, f.cacheMB, w)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: open: %w", name, err)
+		}
+		res, err := runSide(s, f, w, roots, refName, out)
+		if cerr := s.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("%s: close: %w", name, cerr)
+		}
+		if err != nil {
+			return err
+		}
+		if refName == "" {
+			refName = name
+		}
+		results = append(results, res)
+		if f.dir == "" {
+			os.RemoveAll(filepath.Join(dir, name))
+		}
+	}
+	fmt.Fprintf(out, "\nstate roots agree at the build and at all %d blocks (%s); final root %v\n\n", len(w.blocks), strings.Join(f.impls, ", "), roots[len(roots)-1])
+	printReport(out, f, results)
+	return nil
+}
+
+func runSide(s side, f *benchFlags, w *workload, roots []hashkey.Hash, ref string, out io.Writer) (*sideResult, error) {
+	name := s.Name()
+	res := &sideResult{name: name}
+	check := func(block int, got hashkey.Hash) error {
+		if ref == "" {
+			roots[block] = got
+			return nil
+		}
+		if got != roots[block] {
+			return fmt.Errorf("STATE ROOT MISMATCH at block %d: %s computed %v, %s computed %v", block, name, got, ref, roots[block])
+		}
+		return nil
+	}
+	fmt.Fprintf(out, "[%s] build ...", name)
+	runtime.GC()
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	var err error
+	var root hashkey.Hash
+	if res.buildLoad, err = timed(name, "build-load", s.BuildLoad); err != nil {
+		return nil, fmt.Errorf("%s: build: %w", name, err)
+	}
+	if res.buildRoot, err = timed(name, "build-root", func() (e error) { root, e = s.BuildRoot(); return e }); err != nil {
+		return nil, fmt.Errorf("%s: build root: %w", name, err)
+	}
+	if res.buildPers, err = timed(name, "build-persist", s.BuildPersist); err != nil {
+		return nil, fmt.Errorf("%s: build persist: %w", name, err)
+	}
+	runtime.ReadMemStats(&m1)
+	res.buildAlloc = memDelta(&m0, &m1)
+	if err := check(0, root); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(out, " %v (load %v, root %v, persist %v); root %v\n", res.build().Round(time.Millisecond),
+		res.buildLoad.Round(time.Millisecond), res.buildRoot.Round(time.Millisecond), res.buildPers.Round(time.Millisecond), root)
+
+	runtime.GC()
+	s.StatsStart()
+	runtime.ReadMemStats(&m0)
+	start := time.Now()
+	for i := range w.blocks {
+		b := &w.blocks[i]
+		n := uint64(i + 1)
+		da, err := timed(name, "apply", func() error { return s.Apply(b) })
+		if err != nil {
+			return nil, fmt.Errorf("%s: block %d: apply: %w", name, n, err)
+		}
+		dr, err := timed(name, "root", func() (e error) { root, e = s.Root(); return e })
+		if err != nil {
+			return nil, fmt.Errorf("%s: block %d: root: %w", name, n, err)
+		}
+		dp, err := timed(name, "persist", func() error { return s.Persist(n, n%uint64(f.persistEvery) == 0) })
+		if err != nil {
+			return nil, fmt.Errorf("%s: block %d: persist: %w", name, n, err)
+		}
+		if err := check(int(n), root); err != nil {
+			return nil, err
+		}
+		res.apply, res.root, res.persist = append(res.apply, da), append(res.root, dr), append(res.persist, dp)
+		res.total = append(res.total, da+dr+dp)
+	}
+	wall := time.Since(start)
+	runtime.ReadMemStats(&m1)
+	res.blockAlloc = memDelta(&m0, &m1)
+	res.stats = s.StatsLine()
+	fmt.Fprintf(out, "[%s] %d blocks in %v (mean %v/block); %s\n", name, len(w.blocks), wall.Round(time.Millisecond), res.total.mean().Round(time.Microsecond), res.stats)
+	return res, nil
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f", float64(d)/1e6) }
+
+func fmtBytes(b uint64) string {
+	switch {
+	case b >= 1<<30:
+		return fmt.Sprintf("%.2fGiB", float64(b)/(1<<30))
+	case b >= 1<<20:
+		return fmt.Sprintf("%.1fMiB", float64(b)/(1<<20))
+	case b >= 1<<10:
+		return fmt.Sprintf("%.1fKiB", float64(b)/(1<<10))
+	}
+	return fmt.Sprintf("%dB", b)
+}
+
+func ratio(a, b time.Duration) string {
+	if b == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", float64(a)/float64(b))
+}
+
+func printReport(out io.Writer, f *benchFlags, rs []*sideResult) {
+	nb := uint64(max(1, len(rs[0].total)))
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(out, "build (s) and allocations\n")
+	fmt.Fprintln(tw, "impl\tbuild\tload\troot\tpersist\tallocs\talloc bytes\t")
+	for _, r := range rs {
+		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%.2f\t%.2f\t%d\t%s\t\n", r.name, r.build().Seconds(), r.buildLoad.Seconds(), r.buildRoot.Seconds(), r.buildPers.Seconds(),
+			r.buildAlloc.mallocs, fmtBytes(r.buildAlloc.bytes))
+	}
+	tw.Flush()
+
+	fmt.Fprintf(out, "\nper block (ms), %d blocks, persist every %d\n", nb, f.persistEvery)
+	fmt.Fprintln(tw, "impl\ttotal mean\tp50\tp99\tapply mean\tp50\tp99\troot mean\tp50\tp99\tpersist mean\tp50\tp99\tallocs/blk\tbytes/blk\t")
+	for _, r := range rs {
+		fmt.Fprintf(tw, "%s", r.name)
+		for _, p := range []phaseTimes{r.total, r.apply, r.root, r.persist} {
+			fmt.Fprintf(tw, "\t%s\t%s\t%s", ms(p.mean()), ms(p.pct(0.5)), ms(p.pct(0.99)))
+		}
+		fmt.Fprintf(tw, "\t%d\t%s\t\n", r.blockAlloc.mallocs/nb, fmtBytes(r.blockAlloc.bytes/nb))
+	}
+	tw.Flush()
+
+	var geth *sideResult
+	for _, r := range rs {
+		if r.name == "geth" {
+			geth = r
+		}
+	}
+	if geth == nil {
+		return
+	}
+	fmt.Fprintf(out, "\nratios impl/geth (< 1: faster than geth; target per-block mean <= 0.50)\n")
+	fmt.Fprintln(tw, "impl\tbuild\tblock mean\tp50\tp99\tapply\troot\tpersist\tallocs/blk\tbytes/blk\ttarget\t")
+	for _, r := range rs {
+		if r == geth {
+			continue
+		}
+		verdict := "MET"
+		if float64(r.total.mean()) > 0.5*float64(geth.total.mean()) {
+			verdict = "MISSED"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%.2f\t%s\t\n", r.name, ratio(r.build(), geth.build()),
+			ratio(r.total.mean(), geth.total.mean()), ratio(r.total.pct(0.5), geth.total.pct(0.5)), ratio(r.total.pct(0.99), geth.total.pct(0.99)),
+			ratio(r.apply.mean(), geth.apply.mean()), ratio(r.root.mean(), geth.root.mean()), ratio(r.persist.mean(), geth.persist.mean()),
+			float64(r.blockAlloc.mallocs)/float64(max(1, geth.blockAlloc.mallocs)), float64(r.blockAlloc.bytes)/float64(max(1, geth.blockAlloc.bytes)), verdict)
+	}
+	tw.Flush()
+}
