@@ -158,7 +158,7 @@ func (b *bulkBuilder) build(id vertex.ID, leaves []bulkLeaf, depth int) (hashkey
 	if len(leaves) == 1 {
 		v := leaves[0].v
 		v.Path = leaves[0].path[depth:]
-		inner, _, err := b.h.encode(v)
+		inner, _, err := b.h.encode(v, nil)
 		if err != nil {
 			return hashkey.Key{}, err
 		}
@@ -194,6 +194,7 @@ func (b *bulkBuilder) build(id vertex.ID, leaves []bulkLeaf, depth int) (hashkey
 	h := &b.h
 	h.buf = hashkey.AppendBranch(h.buf[:0], &kids, value)
 	br.Key = hashkey.KeyOf(h.buf)
+	br.ChildKeys = h.childKeys(&kids)
 	if len(br.Path) > 0 {
 		h.buf = hashkey.AppendExtension(h.buf[:0], br.Path, &br.Key)
 		br.Key = hashkey.KeyOf(h.buf)

@@ -103,11 +103,11 @@ func (c *vertexCache) add(id vertex.ID, v *vertex.Vertex) {
 	s.bytes += size
 }
 
-// setKey caches key k for the persisted vertex v at id; the cached vertex is
-// replaced by a copy, since readers may hold v.
-func (c *vertexCache) setKey(id vertex.ID, v *vertex.Vertex, k hashkey.Key) {
+// setKey caches key k (and for a branch its children's keys) for the persisted
+// vertex v at id; the cached vertex is replaced by a copy, since readers may hold v.
+func (c *vertexCache) setKey(id vertex.ID, v *vertex.Vertex, k hashkey.Key, kids *[16]hashkey.Key) {
 	cp := *v
-	cp.Key = k
+	cp.Key, cp.ChildKeys, cp.Stale = k, kids, 0
 	c.add(id, &cp)
 }
 

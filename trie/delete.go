@@ -45,6 +45,7 @@ func (tx *Tx) remove(id vertex.ID, path []byte) (bool, error) {
 			return false, err
 		}
 		b = tx.own(id, v)
+		b.Stale |= 1 << n
 		if c, ok := tx.vtx.lookup(cid); ok && c == nil {
 			b.Used &^= 1 << n
 			if b.Kids != nil {

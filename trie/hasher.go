@@ -22,6 +22,7 @@ type hasher struct {
 	vbuf     []byte // leaf value RLP
 	parallel bool
 	pending  []pendingKey
+	keySlab  [][16]hashkey.Key // ChildKeys arrays handed out by childKeys
 }
 
 type pendingKey struct {
@@ -38,30 +39,36 @@ func (h *hasher) key(id vertex.ID) (hashkey.Key, error) {
 	if !v.Key.IsVoid() {
 		return v.Key, nil
 	}
-	k, err := h.compute(id, v)
-	if err != nil {
-		return k, err
-	}
-	h.remember(id, v, k)
-	return k, nil
-}
-
-// compute returns the key of v, computing its children's keys first.
-func (h *hasher) compute(id vertex.ID, v *vertex.Vertex) (hashkey.Key, error) {
-	inner, outer, err := h.encode(v)
+	var kids [16]hashkey.Key
+	inner, outer, err := h.encode(v, &kids)
 	if err != nil {
 		return hashkey.Key{}, err
 	}
 	if outer != nil {
-		return hashkey.KeyOf(outer), nil
+		inner = outer
 	}
-	return hashkey.KeyOf(inner), nil
+	k := hashkey.KeyOf(inner)
+	h.remember(id, v, k, &kids)
+	return k, nil
+}
+
+// childKeys returns a copy of kids from the hasher's slab.
+func (h *hasher) childKeys(kids *[16]hashkey.Key) *[16]hashkey.Key {
+	if len(h.keySlab) == 0 {
+		h.keySlab = make([][16]hashkey.Key, 32)
+	}
+	a := &h.keySlab[0]
+	h.keySlab = h.keySlab[1:]
+	*a = *kids
+	return a
 }
 
 // encode returns the RLP of v's node: for a leaf or a plain branch in inner; for a
 // branch fused with an extension, the branch node in inner and the extension node
-// in outer. Both alias the hasher's buffers, valid until its next use.
-func (h *hasher) encode(v *vertex.Vertex) (inner, outer []byte, err error) {
+// in outer. Both alias the hasher's buffers, valid until its next use. For a
+// branch it fills kids with the children's keys, taking those that did not change
+// since the branch was last hashed from its ChildKeys.
+func (h *hasher) encode(v *vertex.Vertex, kids *[16]hashkey.Key) (inner, outer []byte, err error) {
 	if v.Kind == vertex.Leaf {
 		value, err := h.value(v)
 		if err != nil {
@@ -70,11 +77,19 @@ func (h *hasher) encode(v *vertex.Vertex) (inner, outer []byte, err error) {
 		h.buf = hashkey.AppendLeaf(h.buf[:0], v.Path, value)
 		return h.buf, nil, nil
 	}
-	var kids [16]hashkey.Key
-	if err := h.tx.db.prefetchChildren(h.tx, v); err != nil {
+	need := v.Used
+	if v.ChildKeys != nil {
+		need &= v.Stale
+	} else if err := h.tx.db.prefetchChildren(h.tx, v); err != nil {
 		return nil, nil, err
 	}
 	for n := 0; n < 16; n++ {
+		if need&(1<<n) == 0 {
+			if v.Used&(1<<n) != 0 {
+				kids[n] = v.ChildKeys[n]
+			}
+			continue
+		}
 		if c := v.Child(n); c != vertex.NoID {
 			k, err := h.key(c)
 			if err != nil {
@@ -92,7 +107,7 @@ func (h *hasher) encode(v *vertex.Vertex) (inner, outer []byte, err error) {
 			return nil, nil, err
 		}
 	}
-	h.buf = hashkey.AppendBranch(h.buf[:0], &kids, value)
+	h.buf = hashkey.AppendBranch(h.buf[:0], kids, value)
 	if len(v.Path) == 0 {
 		return h.buf, nil, nil
 	}
@@ -146,18 +161,23 @@ func trimLeadingZeros(b []byte) []byte {
 }
 
 // remember records key k of vertex v (as seen at id) where the next read finds it.
-func (h *hasher) remember(id vertex.ID, v *vertex.Vertex, k hashkey.Key) {
+func (h *hasher) remember(id vertex.ID, v *vertex.Vertex, k hashkey.Key, kids *[16]hashkey.Key) {
 	tx := h.tx
+	var ck *[16]hashkey.Key
+	if v.Kind == vertex.Branch {
+		ck = h.childKeys(kids)
+	}
 	if cur, _ := tx.vtx.lookup(id); cur == v {
-		v.Key = k // owned: disjoint sub-tries never share a vertex, so this is race-free
+		// Owned: disjoint sub-tries never share a vertex, so this is race-free.
+		v.Key, v.ChildKeys, v.Stale = k, ck, 0
 		return
 	}
 	if !tx.inFrames(id) {
-		tx.db.cache.setKey(id, v, k) // persisted vertex: cache the key
+		tx.db.cache.setKey(id, v, k, ck) // persisted vertex: cache the key
 		return
 	}
 	c := v.Clone()
-	c.Key = k
+	c.Key, c.ChildKeys, c.Stale = k, ck, 0
 	if h.parallel {
 		h.pending = append(h.pending, pendingKey{id, c})
 		return

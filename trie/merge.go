@@ -47,6 +47,7 @@ func (tx *Tx) merge(id vertex.ID, path []byte, p *payload) error {
 				return nil
 			}
 			n := rest[0]
+			b.Stale |= 1 << n
 			if b.Used&(1<<n) != 0 {
 				return tx.merge(b.Child(int(n)), rest[1:], p)
 			}

@@ -40,7 +40,8 @@ func (tx *Tx) proveAt(root vertex.ID, path []byte) ([][]byte, error) {
 		if err != nil || v == nil {
 			return proof, err
 		}
-		inner, outer, err := h.encode(v)
+		var kids [16]hashkey.Key
+		inner, outer, err := h.encode(v, &kids)
 		if err != nil {
 			return nil, err
 		}

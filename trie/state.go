@@ -226,7 +226,7 @@ func (tx *Tx) touchAccount(addrHash hashkey.Hash) (*vertex.Vertex, error) {
 		if len(path) == 0 || v.Child(int(path[0])) == vertex.NoID {
 			return nil, ErrNoAccount
 		}
-		tx.own(id, v)
+		tx.own(id, v).Stale |= 1 << path[0]
 		id, path = v.Child(int(path[0])), path[1:]
 	}
 }

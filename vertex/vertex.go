@@ -45,11 +45,19 @@ type Vertex struct {
 	Kind    Kind
 	Payload PayloadKind
 	Used    uint16   // branch: bit n set when child n exists
+	Stale   uint16   // branch, in memory: children whose key may differ from ChildKeys
 	Path    []byte   // nibbles: a leaf's remaining path, a branch's fused extension
 	Base    ID       // branch, format v2: child n is Base+n
 	Kids    *[16]ID  // branch, format v1: child IDs (nil in v2)
 	Value   []byte   // RawPayload bytes, or a slot's minimal big-endian value
 	Acc     *Account // AccountPayload
+
+	// ChildKeys, in memory only (never encoded), holds a branch's children's
+	// keys as of its last hash, so re-hashing it after a write below one child
+	// reads only that child (the Stale ones) and not its 15 siblings. The array
+	// is shared between versions of the vertex and never changed in place; nil
+	// means unknown (a branch read from the store): every child is read.
+	ChildKeys *[16]hashkey.Key
 }
 
 // Child returns the ID of child n of a branch, or NoID when slot n is unused.
@@ -85,6 +93,9 @@ func (v *Vertex) Size() int {
 	}
 	if v.Acc != nil {
 		n += 96
+	}
+	if v.ChildKeys != nil {
+		n += 16 * 34
 	}
 	return n
 }
