@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"sort"
 
 	"github.com/hexstate/hexstate/hashkey"
 	"github.com/hexstate/hexstate/vertex"
@@ -141,6 +142,13 @@ type bulkBuilder struct {
 }
 
 func newBulkBuilder(tx *Tx, leaves int) *bulkBuilder {
+	// Reserve the frame's fresh-ID slice: a v2 branch takes 16 IDs and random keys
+	// give about one branch per three leaves; v1 takes one ID per vertex.
+	ids := 2 * leaves
+	if tx.db.format == vertex.FormatV2 {
+		ids = 6 * leaves
+	}
+	tx.vtx.reserve(ids)
 	return &bulkBuilder{tx: tx, h: hasher{tx: tx}, slab: make([]vertex.Vertex, 0, leaves)}
 }
 
@@ -176,10 +184,8 @@ func (b *bulkBuilder) build(id vertex.ID, leaves []bulkLeaf, depth int) (hashkey
 	var kids [16]hashkey.Key
 	for len(leaves) > 0 {
 		n := leaves[0].path[d]
-		end := 1
-		for end < len(leaves) && leaves[end].path[d] == n {
-			end++
-		}
+		// The run of nibble n, found by binary search: runs are long near the root.
+		end := 1 + sort.Search(len(leaves)-1, func(i int) bool { return leaves[i+1].path[d] != n })
 		k, err := b.build(tx.addChild(br, n), leaves[:end], d+1)
 		if err != nil {
 			return k, err
@@ -194,7 +200,6 @@ func (b *bulkBuilder) build(id vertex.ID, leaves []bulkLeaf, depth int) (hashkey
 	h := &b.h
 	h.buf = hashkey.AppendBranch(h.buf[:0], &kids, value)
 	br.Key = hashkey.KeyOf(h.buf)
-	br.ChildKeys = h.childKeys(&kids)
 	if len(br.Path) > 0 {
 		h.buf = hashkey.AppendExtension(h.buf[:0], br.Path, &br.Key)
 		br.Key = hashkey.KeyOf(h.buf)

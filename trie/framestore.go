@@ -52,6 +52,15 @@ func (s *frameStore) set(id vertex.ID, v *vertex.Vertex) {
 	s.fresh[i] = v
 }
 
+// reserve makes room for n more fresh IDs without regrowing the slice.
+func (s *frameStore) reserve(n int) {
+	if cap(s.fresh)-len(s.fresh) < n {
+		grown := make([]*vertex.Vertex, len(s.fresh), len(s.fresh)+n)
+		copy(grown, s.fresh)
+		s.fresh = grown
+	}
+}
+
 // each calls fn for every change: every fresh vertex, and every older vertex with
 // its new version (nil for a deletion).
 func (s *frameStore) each(fn func(id vertex.ID, v *vertex.Vertex)) {
