@@ -3,6 +3,12 @@
 // key order into a new database of the target format, persisting in chunks and
 // recording how far it got so an interrupted run resumes where it stopped, and
 // verifies at the end that the new state root equals the source's.
+//
+// Intermediate chunks are persisted as block 0; only the final commit is
+// persisted at the source's block. A target directory that still holds the
+// checkpoint file (MIGRATION-IN-PROGRESS, see Checkpoint) is an unfinished
+// migration with a partial state root, not a usable database, even though it
+// opens as one.
 package migrate
 
 import (
@@ -53,8 +59,8 @@ func Checkpoint(dir string) string { return filepath.Join(dir, checkpointName) }
 // checkpointDir). It returns the verified state root.
 //
 // Accounts are read in addrHash order from src's persisted state and written in
-// chunks; after each chunk is persisted, the checkpoint records the last account
-// written. Re-writing an account that a crash left written but not checkpointed
+// chunks; after each chunk is persisted (as block 0), the checkpoint records the
+// last account written. The final commit is persisted at src.Block(). Re-writing an account that a crash left written but not checkpointed
 // is harmless: the writes are idempotent.
 func Run(ctx context.Context, src, dst *trie.DB, checkpointDir string, opts Options) (hashkey.Hash, error) {
 	chunk := opts.ChunkAccounts
@@ -88,45 +94,47 @@ func Run(ctx context.Context, src, dst *trie.DB, checkpointDir string, opts Opti
 	start := time.Now()
 	read := src.Begin()
 	defer read.Rollback()
-	it := read.Accounts(cp.next())
-	if resumed && cp.done {
-		it = read.Accounts(hashkey.Hash{})
-		for it.Next() { // skip everything: all accounts were copied
-		}
-	}
 	tx := dst.Begin()
-	n := 0
-	for it.Next() {
-		addr, acc := it.Hash(), it.Account()
-		if err := tx.UpdateAccount(addr, acc); err != nil {
-			return hashkey.Hash{}, err
-		}
-		slots := read.StorageSlots(addr, hashkey.Hash{})
-		for slots.Next() {
-			v := slots.Value()
-			if err := tx.UpdateStorage(addr, slots.Hash(), &v); err != nil {
+	// A resumed run whose checkpoint says every account was copied (or whose last
+	// copied account was the highest possible addrHash) has nothing left to copy:
+	// it only re-does the final commit and the verification.
+	if from, more := cp.next(); more && !(resumed && cp.done) {
+		it := read.Accounts(from)
+		n := 0
+		for it.Next() {
+			addr, acc := it.Hash(), it.Account()
+			if err := tx.UpdateAccount(addr, acc); err != nil {
 				return hashkey.Hash{}, err
 			}
-			cp.slots++
-		}
-		if err := slots.Err(); err != nil {
-			return hashkey.Hash{}, fmt.Errorf("migrate: reading storage of %v: %w", addr, err)
-		}
-		cp.accounts++
-		cp.last, cp.started = addr, true
-		if n++; n == chunk {
-			if tx, err = commitChunk(dst, tx, &cp, checkpointDir, want, src.Block()); err != nil {
-				return hashkey.Hash{}, err
+			slots := read.StorageSlots(addr, hashkey.Hash{})
+			for slots.Next() {
+				v := slots.Value()
+				if err := tx.UpdateStorage(addr, slots.Hash(), &v); err != nil {
+					return hashkey.Hash{}, err
+				}
+				cp.slots++
 			}
-			n = 0
-			report(opts.Progress, &cp, start)
-			if err := ctx.Err(); err != nil {
-				return hashkey.Hash{}, fmt.Errorf("migrate: stopped after %d accounts (run again to resume): %w", cp.accounts, err)
+			if err := slots.Err(); err != nil {
+				return hashkey.Hash{}, fmt.Errorf("migrate: reading storage of %v: %w", addr, err)
+			}
+			cp.accounts++
+			cp.last, cp.started = addr, true
+			if n++; n == chunk {
+				// Intermediate chunks are persisted as block 0: a half-migrated
+				// target must not pass for a database at the source's block.
+				if tx, err = commitChunk(dst, tx, &cp, checkpointDir, want, 0); err != nil {
+					return hashkey.Hash{}, err
+				}
+				n = 0
+				report(opts.Progress, &cp, start)
+				if err := ctx.Err(); err != nil {
+					return hashkey.Hash{}, fmt.Errorf("migrate: stopped after %d accounts (run again to resume): %w", cp.accounts, err)
+				}
 			}
 		}
-	}
-	if err := it.Err(); err != nil {
-		return hashkey.Hash{}, fmt.Errorf("migrate: reading accounts: %w", err)
+		if err := it.Err(); err != nil {
+			return hashkey.Hash{}, fmt.Errorf("migrate: reading accounts: %w", err)
+		}
 	}
 	cp.done = true
 	if _, err = commitChunk(dst, tx, &cp, checkpointDir, want, src.Block()); err != nil {
@@ -181,19 +189,21 @@ type checkpoint struct {
 
 var checkpointMagic = []byte("hxmig1")
 
-// next is the first addrHash still to copy.
-func (c *checkpoint) next() hashkey.Hash {
+// next is the first addrHash still to copy; more is false when nothing is left
+// because the last account copied had the highest addrHash (0xff…ff), whose
+// successor would wrap around to zero.
+func (c *checkpoint) next() (n hashkey.Hash, more bool) {
 	if !c.started {
-		return hashkey.Hash{}
+		return hashkey.Hash{}, true
 	}
-	n := c.last
+	n = c.last
 	for i := len(n) - 1; i >= 0; i-- { // last + 1
 		n[i]++
 		if n[i] != 0 {
-			break
+			return n, true
 		}
 	}
-	return n
+	return hashkey.Hash{}, false // last was 0xff…ff
 }
 
 func readCheckpoint(dir string) (checkpoint, bool, error) {

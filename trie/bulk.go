@@ -163,6 +163,9 @@ func (b *bulkBuilder) leaf(key []byte, kind vertex.PayloadKind, value []byte, ac
 // that of the first and the last, and each child's leaves are a contiguous run.
 func (b *bulkBuilder) build(id vertex.ID, leaves []bulkLeaf, depth int) (hashkey.Key, error) {
 	tx := b.tx
+	if len(leaves) == 0 {
+		return hashkey.Key{}, nil // an empty load leaves the trie empty
+	}
 	if len(leaves) == 1 {
 		v := leaves[0].v
 		v.Path = leaves[0].path[depth:]

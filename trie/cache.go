@@ -111,6 +111,39 @@ func (c *vertexCache) setKey(id vertex.ID, v *vertex.Vertex, k hashkey.Key, kids
 	c.add(id, &cp)
 }
 
+// detach returns a copy of a persisted frame vertex that shares no memory with
+// the frame: frame vertices live in slabs and arenas (newVertex, nibbles), and a
+// cached vertex pointing into them would keep whole chunks alive, far past the
+// cache's byte budget. Path and value share one allocation.
+func detach(v *vertex.Vertex) *vertex.Vertex {
+	c := *v
+	if n := len(v.Path) + len(v.Value); n > 0 {
+		b := make([]byte, 0, n)
+		b = append(b, v.Path...)
+		b = append(b, v.Value...)
+		c.Path, c.Value = b[:len(v.Path):len(v.Path)], b[len(v.Path):]
+		if v.Path == nil {
+			c.Path = nil
+		}
+		if v.Value == nil {
+			c.Value = nil
+		}
+	}
+	if v.Kids != nil {
+		k := *v.Kids
+		c.Kids = &k
+	}
+	if v.Acc != nil {
+		a := *v.Acc
+		c.Acc = &a
+	}
+	if v.ChildKeys != nil {
+		k := *v.ChildKeys
+		c.ChildKeys = &k
+	}
+	return &c
+}
+
 func (c *vertexCache) remove(id vertex.ID) {
 	s := c.shard(id)
 	s.mu.Lock()

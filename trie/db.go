@@ -39,8 +39,9 @@ type DB struct {
 	closed  bool
 }
 
-// Open opens the database held by b, or creates one in an empty b. The DB owns b
-// from now on: Close closes it.
+// Open opens the database held by b, or creates one in an empty b. On success
+// the DB owns b (DB.Close closes it); on failure b stays open and untouched, for
+// the caller to inspect or close.
 func Open(b Backend, opts *Options) (*DB, error) {
 	if opts == nil {
 		opts = &Options{}
@@ -178,6 +179,21 @@ func (db *DB) decode(id vertex.ID, rec []byte) (*vertex.Vertex, error) {
 	if v.Kind == vertex.Branch && (v.Kids != nil) != (db.format == vertex.FormatV1) {
 		return nil, vertexError(id, &vertex.CorruptError{Reason: fmt.Sprintf("branch record of another layout in a %v database", db.format)})
 	}
+	// Every ID a stored vertex refers to was allocated before it was persisted.
+	top, ref := db.base.alloc.Top, vertex.NoID
+	switch {
+	case v.Kids != nil:
+		for _, k := range v.Kids {
+			ref = max(ref, k)
+		}
+	case v.Kind == vertex.Branch:
+		ref = v.Base + vertex.BranchSlots - 1
+	case v.Acc != nil:
+		ref = v.Acc.Storage
+	}
+	if ref > top {
+		return nil, vertexError(id, &vertex.CorruptError{Reason: fmt.Sprintf("refers to ID %d, above the allocator's top %d", ref, top)})
+	}
 	return v, nil
 }
 
@@ -199,6 +215,9 @@ func (db *DB) prefetchChildren(tx *Tx, v *vertex.Vertex) error {
 		return nil
 	}
 	err := db.backend.VertexRange(v.Base, vertex.BranchSlots, func(id vertex.ID, rec []byte) error {
+		if db.cache.contains(id) {
+			return nil // keep the cached version: it may carry keys the record lacks
+		}
 		c, err := db.decode(id, rec)
 		if err != nil {
 			return err

@@ -1,24 +1,27 @@
 package trie
 
 import (
+	"bytes"
 	"math/bits"
 
 	"github.com/hexstate/hexstate/vertex"
 )
 
 // remove deletes the key at nibble path below vertex id and reports whether there
-// was one. A branch left with a single child and no value collapses: the child
+// was one; must says that id is referenced (a child or a storage root) and so has
+// to exist. A branch left with a single child and no value collapses: the child
 // moves up into the branch's ID, its path prefixed by the branch's path and slot
 // nibble (a branch child keeps its own child slots). A branch left with a value and
 // no children becomes a leaf. Both happen only at the immediate parent, because
 // extensions are fused into branches.
-func (tx *Tx) remove(id vertex.ID, path []byte) (bool, error) {
-	v, err := tx.get(id)
-	if err != nil || v == nil {
+//
+// Every read happens before the first write, at each level: the sibling a
+// collapse will need is read before descending. A read error therefore leaves the
+// frame as it was, never with a half-collapsed branch.
+func (tx *Tx) remove(id vertex.ID, path []byte, must bool) (bool, error) {
+	v, err := tx.lookup(id, must)
+	if err != nil || v == nil || !bytes.HasPrefix(path, v.Path) {
 		return false, err
-	}
-	if len(path) < len(v.Path) || commonPrefix(v.Path, path) != len(v.Path) {
-		return false, nil
 	}
 	rest := path[len(v.Path):]
 	if v.Kind == vertex.Leaf {
@@ -28,37 +31,55 @@ func (tx *Tx) remove(id vertex.ID, path []byte) (bool, error) {
 		tx.vtx.set(id, nil)
 		return true, nil
 	}
-	var b *vertex.Vertex
-	if len(rest) == 0 {
-		if !v.HasValue() {
+	n := -1 // the slot the key goes down, or -1 for the branch's own value
+	if len(rest) > 0 {
+		if n = int(rest[0]); v.Used&(1<<n) == 0 {
 			return false, nil
 		}
+	} else if !v.HasValue() {
+		return false, nil
+	}
+	// The child a collapse would move up: the one slot left besides n, when the
+	// branch has (or, removing its value, will have) no value.
+	var only *vertex.Vertex
+	onlyN := -1
+	left := v.Used
+	if n >= 0 {
+		left &^= 1 << n
+	}
+	if bits.OnesCount16(left) == 1 && (n < 0 || !v.HasValue()) {
+		onlyN = bits.TrailingZeros16(left)
+		if only, err = tx.need(v.Child(onlyN)); err != nil {
+			return false, err
+		}
+	}
+	var b *vertex.Vertex
+	if n < 0 {
 		b = tx.own(id, v)
 		b.Payload, b.Value, b.Acc = vertex.NoPayload, nil, nil
 	} else {
-		n := int(rest[0])
-		if v.Used&(1<<n) == 0 {
-			return false, nil
-		}
 		cid := v.Child(n)
-		if ok, err := tx.remove(cid, rest[1:]); !ok || err != nil {
+		if ok, err := tx.remove(cid, rest[1:], true); !ok || err != nil {
 			return false, err
 		}
 		b = tx.own(id, v)
 		b.Stale |= 1 << n
 		if c, ok := tx.vtx.lookup(cid); ok && c == nil {
 			b.Used &^= 1 << n
+			b.Stale &^= 1 << n
 			if b.Kids != nil {
 				b.Kids[n] = vertex.NoID
 			}
 		}
 	}
-	return true, tx.collapse(id, b)
+	tx.collapse(id, b, onlyN, only)
+	return true, nil
 }
 
 // collapse restores the branch invariant (two or more children, or one child and
-// a value) for branch b, which tx owns at id.
-func (tx *Tx) collapse(id vertex.ID, b *vertex.Vertex) error {
+// a value) for branch b, which tx owns at id. only is b's child in slot onlyN,
+// read beforehand: the child that moves up if b is left with it alone.
+func (tx *Tx) collapse(id vertex.ID, b *vertex.Vertex, onlyN int, only *vertex.Vertex) {
 	switch kids := bits.OnesCount16(b.Used); {
 	case kids == 0 && b.HasValue():
 		leaf := tx.newVertex()
@@ -68,39 +89,36 @@ func (tx *Tx) collapse(id vertex.ID, b *vertex.Vertex) error {
 	case kids == 0:
 		tx.vtx.set(id, nil)
 	case kids == 1 && !b.HasValue():
-		n := bits.TrailingZeros16(b.Used)
-		cid := b.Child(n)
-		c, err := tx.get(cid)
-		if err != nil {
-			return err
-		}
-		if c == nil {
-			return vertexError(cid, ErrMissingVertex)
-		}
-		m := tx.clone(c)
-		m.Path = tx.nibbles(b.Path, []byte{byte(n)}, c.Path)
+		cid := b.Child(onlyN)
+		m := tx.clone(only)
+		m.Path = tx.nibbles(b.Path, []byte{byte(onlyN)}, only.Path)
 		tx.vtx.set(id, m)
 		tx.vtx.set(cid, nil)
 	}
-	return nil
 }
 
-// removeSubtrie deletes every vertex of the trie rooted at id (a storage trie of a
-// deleted account).
-func (tx *Tx) removeSubtrie(id vertex.ID) error {
-	v, err := tx.get(id)
-	if err != nil || v == nil {
-		return err
-	}
-	if v.Kind == vertex.Branch {
-		for n := 0; n < 16; n++ {
+// subtrie returns the IDs of every vertex of the trie rooted at id (the storage
+// trie of an account being deleted), reading all of it and writing nothing.
+func (tx *Tx) subtrie(id vertex.ID) ([]vertex.ID, error) {
+	var ids []vertex.ID
+	var walk func(id vertex.ID, depth int) error
+	walk = func(id vertex.ID, depth int) error {
+		if depth > maxDepth {
+			return vertexError(id, errTooDeep)
+		}
+		v, err := tx.need(id)
+		if err != nil {
+			return err
+		}
+		ids = append(ids, id)
+		for n := 0; v.Kind == vertex.Branch && n < 16; n++ {
 			if c := v.Child(n); c != vertex.NoID {
-				if err := tx.removeSubtrie(c); err != nil {
+				if err := walk(c, depth+1); err != nil {
 					return err
 				}
 			}
 		}
+		return nil
 	}
-	tx.vtx.set(id, nil)
-	return nil
+	return ids, walk(id, 0)
 }

@@ -43,6 +43,15 @@ func vertexError(id vertex.ID, err error) error {
 	return fmt.Errorf("trie: vertex %d: %w", id, err)
 }
 
+// maxDepth bounds every walk down a trie. Each step into a branch consumes at
+// least one nibble of a key and an account leads into one storage trie, so a real
+// trie is never deeper than its longest key's nibbles plus one storage trie; only a
+// corrupt store with a reference cycle is, and the bound turns that from a stack
+// overflow into an error.
+const maxDepth = 1 << 14
+
+var errTooDeep = &vertex.CorruptError{Reason: fmt.Sprintf("trie deeper than %d vertices: a reference cycle", maxDepth)}
+
 // ErrSealed is returned when writing to a frame that has a child frame or was
 // persisted; write to a new child frame instead.
 var ErrSealed = errors.New("trie: frame is sealed (it has a child frame or was persisted)")

@@ -5,8 +5,6 @@ import (
 	"github.com/hexstate/hexstate/vertex"
 )
 
-var vertexKeyVoid hashkey.Key
-
 // hasher computes hash keys lazily and bottom-up. A vertex's key is cached in the
 // vertex; a write voids the keys on its path only (Tx.own), so a later hash walks
 // down only into vertices whose key is void and re-hashes nothing else.
@@ -21,6 +19,7 @@ type hasher struct {
 	buf      []byte // node RLP
 	vbuf     []byte // leaf value RLP
 	parallel bool
+	depth    int // of the current key computation, against reference cycles
 	pending  []pendingKey
 	keySlab  [][16]hashkey.Key // ChildKeys arrays handed out by childKeys
 }
@@ -39,6 +38,11 @@ func (h *hasher) key(id vertex.ID) (hashkey.Key, error) {
 	if !v.Key.IsVoid() {
 		return v.Key, nil
 	}
+	if h.depth >= maxDepth {
+		return hashkey.Key{}, vertexError(id, errTooDeep)
+	}
+	h.depth++
+	defer func() { h.depth-- }()
 	var kids [16]hashkey.Key
 	inner, outer, err := h.encode(v, &kids)
 	if err != nil {
@@ -131,6 +135,9 @@ func (h *hasher) value(v *vertex.Vertex) ([]byte, error) {
 			k, err := h.key(v.Acc.Storage)
 			if err != nil {
 				return nil, err
+			}
+			if k.IsVoid() {
+				return nil, vertexError(v.Acc.Storage, ErrMissingVertex)
 			}
 			root = k.Hash()
 		}

@@ -38,15 +38,20 @@ func (tx *Tx) iterate(root vertex.ID, start []byte) *Iterator {
 	tx.db.mu.RLock()
 	defer tx.db.mu.RUnlock()
 	if it.err = tx.check(false); it.err == nil {
-		it.push(root, 0, start, len(start) > 0)
+		it.push(root, 0, start, len(start) > 0, root != vertex.RootID)
 	}
 	return it
 }
 
 // push enters vertex id below a key prefix of plen nibbles (already in it.path),
-// skipping it when all its keys are below the bound.
-func (it *Iterator) push(id vertex.ID, plen int, bound []byte, bounded bool) {
-	v, err := it.tx.get(id)
+// skipping it when all its keys are below the bound; must says id is referenced
+// and so has to exist.
+func (it *Iterator) push(id vertex.ID, plen int, bound []byte, bounded, must bool) {
+	if len(it.stack) >= maxDepth {
+		it.err = vertexError(id, errTooDeep)
+		return
+	}
+	v, err := it.tx.lookup(id, must)
 	if err != nil || v == nil {
 		it.err = err
 		return
@@ -111,7 +116,7 @@ func (it *Iterator) Next() bool {
 			}
 		}
 		it.path = append(it.path[:end], byte(n))
-		it.push(id, end+1, bound, bounded)
+		it.push(id, end+1, bound, bounded, true)
 	}
 	return false
 }

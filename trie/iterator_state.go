@@ -1,6 +1,8 @@
 package trie
 
 import (
+	"fmt"
+
 	"github.com/hexstate/hexstate/hashkey"
 	"github.com/hexstate/hexstate/vertex"
 	"github.com/holiman/uint256"
@@ -14,18 +16,32 @@ func (tx *Tx) Accounts(start hashkey.Hash) *AccountIterator {
 	return &AccountIterator{tx.iterate(vertex.RootID, hashkey.AppendNibbles(nil, start[:]))}
 }
 
-// Next moves to the next account and reports whether there is one.
-func (a *AccountIterator) Next() bool { return a.it.Next() }
+// Next moves to the next account and reports whether there is one. A trie that
+// holds anything but accounts under 32-byte keys stops it with an error.
+func (a *AccountIterator) Next() bool {
+	if !a.it.Next() {
+		return false
+	}
+	if v := a.it.value; v.Payload != vertex.AccountPayload || len(a.it.Key()) != 32 {
+		a.it.err = &vertex.CorruptError{Reason: fmt.Sprintf("state trie holds a non-account value under key %x", a.it.Key())}
+		return false
+	}
+	return true
+}
 
-// Hash returns the current account's addrHash.
-func (a *AccountIterator) Hash() hashkey.Hash { return hashkey.Hash(a.it.Key()) }
+// Hash returns the current account's addrHash; valid after Next returned true.
+func (a *AccountIterator) Hash() hashkey.Hash {
+	var h hashkey.Hash
+	copy(h[:], a.it.Key())
+	return h
+}
 
-// Account returns the current account.
+// Account returns the current account; valid after Next returned true.
 func (a *AccountIterator) Account() Account {
-	acc := a.it.value.Acc
-	if acc == nil {
+	if a.it.value == nil || a.it.value.Acc == nil {
 		return Account{}
 	}
+	acc := a.it.value.Acc
 	return Account{Nonce: acc.Nonce, Balance: acc.Balance, CodeHash: acc.CodeHash}
 }
 
@@ -39,9 +55,10 @@ type StorageIterator struct{ it *Iterator }
 // addrHash (none when the account or its storage does not exist).
 func (tx *Tx) StorageSlots(addrHash, start hashkey.Hash) *StorageIterator {
 	tx.db.mu.RLock()
-	a, err := tx.findAccount(addrHash)
+	err := tx.check(false)
+	var a *vertex.Vertex
 	if err == nil {
-		err = tx.check(false)
+		a, err = tx.findAccount(addrHash)
 	}
 	tx.db.mu.RUnlock()
 	if err != nil || a == nil || a.Acc.Storage == vertex.NoID {
@@ -53,10 +70,14 @@ func (tx *Tx) StorageSlots(addrHash, start hashkey.Hash) *StorageIterator {
 // Next moves to the next slot and reports whether there is one.
 func (s *StorageIterator) Next() bool { return s.it.Next() }
 
-// Hash returns the current slot's hash.
-func (s *StorageIterator) Hash() hashkey.Hash { return hashkey.Hash(s.it.Key()) }
+// Hash returns the current slot's hash; valid after Next returned true.
+func (s *StorageIterator) Hash() hashkey.Hash {
+	var h hashkey.Hash
+	copy(h[:], s.it.Key())
+	return h
+}
 
-// Value returns the current slot's value.
+// Value returns the current slot's value; valid after Next returned true.
 func (s *StorageIterator) Value() uint256.Int {
 	var x uint256.Int
 	x.SetBytes(s.it.Value())

@@ -14,15 +14,16 @@ type payload struct {
 // setOn copies p into vertex v.
 func (p *payload) setOn(v *vertex.Vertex) { v.Payload, v.Value, v.Acc = p.kind, p.value, p.acc }
 
-// merge stores p at nibble path below vertex id, overwriting an existing value.
+// merge stores p at nibble path below vertex id, overwriting an existing value;
+// must says id is referenced and so has to exist (see Tx.need).
 //
 // Branches are fused with the extension above them (a branch's Path), so a split
 // never creates an extension vertex: when path leaves a leaf's or a branch's path
 // after `common` nibbles, a new branch with path[:common] takes over the old
 // vertex's ID (its parent's reference stays valid) and the old vertex moves into
 // one of the new branch's slots, keeping its own children.
-func (tx *Tx) merge(id vertex.ID, path []byte, p *payload) error {
-	v, err := tx.get(id)
+func (tx *Tx) merge(id vertex.ID, path []byte, p *payload, must bool) error {
+	v, err := tx.lookup(id, must)
 	if err != nil {
 		return err
 	}
@@ -49,7 +50,7 @@ func (tx *Tx) merge(id vertex.ID, path []byte, p *payload) error {
 			n := rest[0]
 			b.Stale |= 1 << n
 			if b.Used&(1<<n) != 0 {
-				return tx.merge(b.Child(int(n)), rest[1:], p)
+				return tx.merge(b.Child(int(n)), rest[1:], p, true)
 			}
 			tx.vtx.set(tx.addChild(b, n), tx.newLeaf(tx.nibbles(rest[1:]), p))
 			return nil

@@ -1,6 +1,8 @@
 package trie
 
 import (
+	"bytes"
+
 	"github.com/hexstate/hexstate/hashkey"
 	"github.com/hexstate/hexstate/vertex"
 )
@@ -20,7 +22,7 @@ func (tx *Tx) Put(key, value []byte) error {
 	}
 	var nb [64]byte
 	p := payload{kind: vertex.RawPayload, value: tx.copyValue(value)}
-	return tx.merge(vertex.RootID, hashkey.AppendNibbles(nb[:0], key), &p)
+	return tx.merge(vertex.RootID, hashkey.AppendNibbles(nb[:0], key), &p, false)
 }
 
 // Get returns the value stored under key, or nil when there is none.
@@ -31,7 +33,7 @@ func (tx *Tx) Get(key []byte) ([]byte, error) {
 		return nil, err
 	}
 	var nb [64]byte
-	v, err := tx.find(vertex.RootID, hashkey.AppendNibbles(nb[:0], key))
+	v, err := tx.find(vertex.RootID, hashkey.AppendNibbles(nb[:0], key), false)
 	if v == nil || err != nil {
 		return nil, err
 	}
@@ -46,7 +48,7 @@ func (tx *Tx) Delete(key []byte) error {
 		return err
 	}
 	var nb [64]byte
-	_, err := tx.remove(vertex.RootID, hashkey.AppendNibbles(nb[:0], key))
+	_, err := tx.remove(vertex.RootID, hashkey.AppendNibbles(nb[:0], key), false)
 	return err
 }
 
@@ -70,14 +72,15 @@ func (tx *Tx) hash() (hashkey.Hash, error) {
 	return k.Hash(), nil
 }
 
-// find returns the vertex holding the payload at nibble path below id, if any.
-func (tx *Tx) find(id vertex.ID, path []byte) (*vertex.Vertex, error) {
+// find returns the vertex holding the payload at nibble path below id, if any;
+// must says id has to exist (see Tx.need).
+func (tx *Tx) find(id vertex.ID, path []byte, must bool) (*vertex.Vertex, error) {
 	for {
-		v, err := tx.get(id)
+		v, err := tx.lookup(id, must)
 		if err != nil || v == nil {
 			return nil, err
 		}
-		if len(path) < len(v.Path) || commonPrefix(v.Path, path) != len(v.Path) {
+		if !bytes.HasPrefix(path, v.Path) {
 			return nil, nil
 		}
 		path = path[len(v.Path):]
@@ -96,7 +99,7 @@ func (tx *Tx) find(id vertex.ID, path []byte) (*vertex.Vertex, error) {
 		if id = v.Child(int(path[0])); id == vertex.NoID {
 			return nil, nil
 		}
-		path = path[1:]
+		path, must = path[1:], true
 	}
 }
 

@@ -75,7 +75,7 @@ func (db *DB) Persist(tx *Tx, block uint64) error {
 		if v == nil {
 			db.cache.remove(id)
 		} else {
-			db.cache.add(id, v)
+			db.cache.add(id, detach(v))
 		}
 	}
 	for _, f := range chain[1:] {

@@ -35,8 +35,8 @@ func (tx *Tx) proveAt(root vertex.ID, path []byte) ([][]byte, error) {
 		}
 	}
 	h := &tx.h
-	for id := root; ; {
-		v, err := tx.get(id)
+	for id, must := root, root != vertex.RootID; ; must = true {
+		v, err := tx.lookup(id, must)
 		if err != nil || v == nil {
 			return proof, err
 		}
@@ -48,7 +48,7 @@ func (tx *Tx) proveAt(root vertex.ID, path []byte) ([][]byte, error) {
 		if outer != nil {
 			add(outer)
 		}
-		if len(path) < len(v.Path) || commonPrefix(v.Path, path) != len(v.Path) || v.Kind == vertex.Leaf {
+		if !bytes.HasPrefix(path, v.Path) || v.Kind == vertex.Leaf {
 			if v.Kind == vertex.Leaf {
 				add(inner)
 			}

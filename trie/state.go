@@ -1,6 +1,7 @@
 package trie
 
 import (
+	"bytes"
 	"errors"
 
 	"github.com/hexstate/hexstate/hashkey"
@@ -39,7 +40,7 @@ func (tx *Tx) UpdateAccount(addrHash hashkey.Hash, acc Account) error {
 	}
 	var nb [64]byte
 	p := payload{kind: vertex.AccountPayload, acc: a}
-	return tx.merge(vertex.RootID, hashkey.AppendNibbles(nb[:0], addrHash[:]), &p)
+	return tx.merge(vertex.RootID, hashkey.AppendNibbles(nb[:0], addrHash[:]), &p, false)
 }
 
 // Account returns the account at addrHash and whether it exists.
@@ -69,14 +70,20 @@ func (tx *Tx) DeleteAccount(addrHash hashkey.Hash) error {
 	if v == nil || err != nil {
 		return err
 	}
+	var storage []vertex.ID
 	if v.Acc.Storage != vertex.NoID {
-		if err := tx.removeSubtrie(v.Acc.Storage); err != nil {
+		if storage, err = tx.subtrie(v.Acc.Storage); err != nil {
 			return err
 		}
 	}
 	var nb [64]byte
-	_, err = tx.remove(vertex.RootID, hashkey.AppendNibbles(nb[:0], addrHash[:]))
-	return err
+	if _, err = tx.remove(vertex.RootID, hashkey.AppendNibbles(nb[:0], addrHash[:]), false); err != nil {
+		return err
+	}
+	for _, id := range storage {
+		tx.vtx.set(id, nil)
+	}
+	return nil
 }
 
 // UpdateStorage sets slot slotHash of the account at addrHash to value; zero (or
@@ -87,10 +94,14 @@ func (tx *Tx) UpdateStorage(addrHash, slotHash hashkey.Hash, value *uint256.Int)
 	if err := tx.check(true); err != nil {
 		return err
 	}
-	leaf, err := tx.touchAccount(addrHash)
+	// Read everything first (the account's path, then the storage trie), write
+	// after: an error leaves the frame unchanged.
+	var steps [65]pathStep
+	n, err := tx.accountPath(addrHash, &steps)
 	if err != nil {
 		return err
 	}
+	leaf := steps[n-1].v
 	var nb [64]byte
 	slotPath := hashkey.AppendNibbles(nb[:0], slotHash[:])
 	sid := leaf.Acc.Storage
@@ -98,28 +109,33 @@ func (tx *Tx) UpdateStorage(addrHash, slotHash hashkey.Hash, value *uint256.Int)
 		if sid == vertex.NoID {
 			return nil
 		}
-		if _, err := tx.remove(sid, slotPath); err != nil {
+		if removed, err := tx.remove(sid, slotPath, true); err != nil || !removed {
 			return err
 		}
-		if v, err := tx.get(sid); err != nil || v != nil {
-			return err
+		if v, _ := tx.vtx.lookup(sid); v == nil {
+			sid = vertex.NoID // the storage trie is empty now
 		}
-		sid = vertex.NoID // the storage trie is empty now
 	} else {
-		if sid == vertex.NoID {
+		must := sid != vertex.NoID
+		if !must {
 			sid = tx.alloc.Take(1)
 		}
 		b := value.Bytes32()
 		p := payload{kind: vertex.SlotPayload, value: tx.copyValue(trimLeadingZeros(b[:]))}
-		if err := tx.merge(sid, slotPath, &p); err != nil {
+		if err := tx.merge(sid, slotPath, &p, must); err != nil {
 			return err
 		}
 	}
-	if sid != leaf.Acc.Storage {
+	// The account's storage root changed: void the keys on its path.
+	for _, st := range steps[:n-1] {
+		tx.own(st.id, st.v).Stale |= 1 << st.n
+	}
+	owned := tx.own(steps[n-1].id, leaf)
+	if sid != owned.Acc.Storage {
 		a := tx.newAccount()
-		*a = *leaf.Acc
+		*a = *owned.Acc
 		a.Storage = sid
-		leaf.Acc = a
+		owned.Acc = a
 	}
 	return nil
 }
@@ -138,7 +154,7 @@ func (tx *Tx) Storage(addrHash, slotHash hashkey.Hash) (uint256.Int, error) {
 		return x, err
 	}
 	var nb [64]byte
-	v, err := tx.find(a.Acc.Storage, hashkey.AppendNibbles(nb[:0], slotHash[:]))
+	v, err := tx.find(a.Acc.Storage, hashkey.AppendNibbles(nb[:0], slotHash[:]), true)
 	if v != nil {
 		x.SetBytes(v.Value)
 	}
@@ -160,6 +176,9 @@ func (tx *Tx) StorageRoot(addrHash hashkey.Hash) (hashkey.Hash, error) {
 	a, err := tx.findAccount(addrHash)
 	if a == nil || err != nil || a.Acc.Storage == vertex.NoID {
 		return hashkey.EmptyRoot, err
+	}
+	if _, err := tx.need(a.Acc.Storage); err != nil {
+		return hashkey.Hash{}, err
 	}
 	k, err := tx.rootKey(a.Acc.Storage)
 	return k.Hash(), err
@@ -194,41 +213,51 @@ func (tx *Tx) StorageProof(addrHash, slotHash hashkey.Hash) ([][]byte, error) {
 
 func (tx *Tx) findAccount(addrHash hashkey.Hash) (*vertex.Vertex, error) {
 	var nb [64]byte
-	v, err := tx.find(vertex.RootID, hashkey.AppendNibbles(nb[:0], addrHash[:]))
+	v, err := tx.find(vertex.RootID, hashkey.AppendNibbles(nb[:0], addrHash[:]), false)
 	if v != nil && v.Payload != vertex.AccountPayload {
 		return nil, vertexError(vertex.RootID, errors.New("state trie holds a non-account value"))
 	}
 	return v, err
 }
 
-// touchAccount takes ownership of every vertex on the path to the account at
-// addrHash, voiding their keys (its storage is about to change, and with it the
-// account's leaf), and returns the owned leaf.
-func (tx *Tx) touchAccount(addrHash hashkey.Hash) (*vertex.Vertex, error) {
+// pathStep is one vertex on the way to an account: its ID, the version read, and
+// the slot taken out of it (for the leaf, unused).
+type pathStep struct {
+	id vertex.ID
+	v  *vertex.Vertex
+	n  byte
+}
+
+// accountPath reads the vertices from the root to the account at addrHash into
+// steps and returns how many there are (the last is the account's leaf), or
+// ErrNoAccount. It writes nothing.
+func (tx *Tx) accountPath(addrHash hashkey.Hash, steps *[65]pathStep) (int, error) {
 	var nb [64]byte
 	path := hashkey.AppendNibbles(nb[:0], addrHash[:])
 	id := vertex.RootID
-	for {
-		v, err := tx.get(id)
+	for i := range steps {
+		v, err := tx.lookup(id, i > 0)
 		if err != nil {
-			return nil, err
+			return 0, err
 		}
-		if v == nil || len(path) < len(v.Path) || commonPrefix(v.Path, path) != len(v.Path) {
-			return nil, ErrNoAccount
+		if v == nil || !bytes.HasPrefix(path, v.Path) {
+			return 0, ErrNoAccount
 		}
 		path = path[len(v.Path):]
+		steps[i] = pathStep{id: id, v: v}
 		if v.Kind == vertex.Leaf {
 			if len(path) != 0 || v.Payload != vertex.AccountPayload {
-				return nil, ErrNoAccount
+				return 0, ErrNoAccount
 			}
-			return tx.own(id, v), nil
+			return i + 1, nil
 		}
 		if len(path) == 0 || v.Child(int(path[0])) == vertex.NoID {
-			return nil, ErrNoAccount
+			return 0, ErrNoAccount
 		}
-		tx.own(id, v).Stale |= 1 << path[0]
+		steps[i].n = path[0]
 		id, path = v.Child(int(path[0])), path[1:]
 	}
+	return 0, ErrNoAccount
 }
 
 // newAccount returns a zero account from the frame's slab (see newVertex).

@@ -98,6 +98,26 @@ func (tx *Tx) get(id vertex.ID) (*vertex.Vertex, error) {
 	return tx.db.load(id)
 }
 
+// need returns vertex id, which something refers to (a branch slot, an account's
+// storage root) and which therefore must exist: its absence is corruption
+// (ErrMissingVertex), not an empty trie.
+func (tx *Tx) need(id vertex.ID) (*vertex.Vertex, error) {
+	v, err := tx.get(id)
+	if err == nil && v == nil {
+		err = vertexError(id, ErrMissingVertex)
+	}
+	return v, err
+}
+
+// lookup is need when must is set and get otherwise (the root of a trie, which
+// may be empty).
+func (tx *Tx) lookup(id vertex.ID, must bool) (*vertex.Vertex, error) {
+	if must {
+		return tx.need(id)
+	}
+	return tx.get(id)
+}
+
 // own returns a version of v (vertex id as seen by tx) that tx may change: v
 // itself when tx already holds it, a clone registered in tx otherwise. The clone's
 // key is void: it is about to change.

@@ -14,9 +14,6 @@ type Allocator struct {
 // BranchSlots is how many consecutive IDs a format-v2 branch reserves.
 const BranchSlots = 16
 
-// NewAllocator returns the allocator of a new database.
-func NewAllocator() Allocator { return Allocator{Top: FirstFreeID - 1} }
-
 // Take returns the first of n fresh consecutive IDs.
 func (a *Allocator) Take(n int) ID {
 	id := a.Top + 1

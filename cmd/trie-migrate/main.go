@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"time"
 
 	"github.com/hexstate/hexstate/migrate"
@@ -57,6 +58,12 @@ func parseFormat(s string) (vertex.Format, error) {
 }
 
 func run(ctx context.Context, toName string, chunk int, replace bool, srcDir, dstDir string) error {
+	// "db/" must name db itself: otherwise the default target would be db/.v2,
+	// inside the source, and -replace could not move it.
+	srcDir = filepath.Clean(srcDir)
+	if dstDir != "" {
+		dstDir = filepath.Clean(dstDir)
+	}
 	to, err := parseFormat(toName)
 	if err != nil {
 		return err

@@ -1,0 +1,178 @@
+package trie_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/hexstate/hexstate/hashkey"
+	"github.com/hexstate/hexstate/trie"
+	"github.com/hexstate/hexstate/vertex"
+	"github.com/holiman/uint256"
+)
+
+// failingBackend fails reads of the IDs in fail, to test that an I/O error in the
+// middle of a write leaves the frame as it was.
+type failingBackend struct {
+	trie.Backend
+	fail map[vertex.ID]bool
+}
+
+var errInjected = errors.New("injected read error")
+
+func (f *failingBackend) Vertex(id vertex.ID) ([]byte, error) {
+	if f.fail[id] {
+		return nil, errInjected
+	}
+	return f.Backend.Vertex(id)
+}
+
+func (f *failingBackend) VertexRange(first vertex.ID, n int, fn func(vertex.ID, []byte) error) error {
+	for id := first; id < first+vertex.ID(n); id++ {
+		if f.fail[id] {
+			return errInjected
+		}
+	}
+	return f.Backend.VertexRange(first, n, fn)
+}
+
+// TestDeleteReadErrorLeavesFrameIntact: a Delete whose collapse cannot read the
+// sibling fails without changing the frame, and the state still persists and
+// reopens.
+func TestDeleteReadErrorLeavesFrameIntact(t *testing.T) {
+	for _, f := range formats {
+		mem := trie.NewMemoryBackend()
+		db, _ := trie.Open(mem, &trie.Options{Format: f, CacheBytes: 1})
+		tx := db.Begin()
+		a, b := bytes.Repeat([]byte("a"), 40), bytes.Repeat([]byte("b"), 40)
+		tx.Put([]byte{0x10}, a) // root branch: slots 1 and 2, hash key stored
+		tx.Put([]byte{0x20}, b)
+		root, _ := tx.Hash()
+		if err := db.Persist(tx, 1); err != nil {
+			t.Fatal(err)
+		}
+		db.Close()
+		// Find the ID of the sibling of key 0x10 (the leaf of 0x20) and fail it.
+		fb := &failingBackend{Backend: mem, fail: map[vertex.ID]bool{}}
+		for id := vertex.ID(2); id < 64; id++ {
+			if rec, _ := mem.Vertex(id); rec != nil {
+				if v, _ := vertex.Decode(rec); v.Kind == vertex.Leaf && bytes.Equal(v.Value, b) {
+					fb.fail[id] = true
+				}
+			}
+		}
+		db, err := trie.Open(fb, &trie.Options{Format: f, CacheBytes: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tx = db.Begin()
+		if err := tx.Delete([]byte{0x10}); !errors.Is(err, errInjected) {
+			t.Fatalf("%v: Delete: %v, want the injected error", f, err)
+		}
+		fb.fail = nil
+		if h, err := tx.Hash(); err != nil || h != root {
+			t.Fatalf("%v: after a failed Delete the root is %v (%v), want the old %v", f, h, err, root)
+		}
+		if v, _ := tx.Get([]byte{0x10}); !bytes.Equal(v, a) {
+			t.Fatalf("%v: key deleted by a failed Delete", f)
+		}
+	}
+}
+
+// TestCorruptReferences: a reference cycle, a child ID above the allocator's top
+// and a missing storage root are errors, never a crash or a silent empty trie.
+func TestCorruptReferences(t *testing.T) {
+	cases := map[string]func(mem trie.Backend) *vertex.Vertex{
+		"cycle": func(trie.Backend) *vertex.Vertex {
+			return &vertex.Vertex{Kind: vertex.Branch, Used: 0b11, Base: vertex.RootID}
+		},
+		"above top": func(trie.Backend) *vertex.Vertex {
+			return &vertex.Vertex{Kind: vertex.Branch, Used: 0b11, Base: 1 << 40}
+		},
+	}
+	for name, root := range cases {
+		t.Run(name, func(t *testing.T) {
+			mem := trie.NewMemoryBackend()
+			db, _ := trie.Open(mem, nil)
+			tx := db.Begin()
+			tx.Put([]byte{1}, []byte("x"))
+			tx.Put([]byte{2}, []byte("y"))
+			db.Persist(tx, 1)
+			db.Close()
+			mem.Write(&vertex.Batch{Puts: []vertex.Record{{ID: vertex.RootID, Rec: vertex.Encode(nil, root(mem))}}})
+			db, err := trie.Open(mem, nil)
+			if err == nil {
+				tx = db.Begin()
+				err = tx.Put([]byte{0x05}, []byte("z"))
+				if err == nil {
+					_, err = tx.Hash()
+				}
+			}
+			if !errors.Is(err, vertex.ErrCorrupt) && !errors.Is(err, trie.ErrCorruptAdmin) {
+				t.Fatalf("got %v, want a corruption error", err)
+			}
+		})
+	}
+}
+
+func TestMissingStorageRoot(t *testing.T) {
+	mem := trie.NewMemoryBackend()
+	db, _ := trie.Open(mem, nil)
+	tx := db.Begin()
+	a := hashkey.Keccak256([]byte("a"))
+	for i := 0; i < 20; i++ { // a root branch, whose key is stored
+		tx.UpdateAccount(hashkey.Keccak256([]byte{byte(i)}), trie.Account{Nonce: 1})
+	}
+	tx.UpdateAccount(a, trie.Account{Nonce: 1})
+	tx.UpdateStorage(a, hashkey.Keccak256([]byte("s")), uint256.NewInt(5))
+	db.Persist(tx, 1)
+	// Find the storage root: the only ID a leaf account refers to.
+	var sid vertex.ID
+	for id := vertex.ID(1); id < 1024; id++ {
+		if rec, _ := mem.Vertex(id); rec != nil {
+			if v, _ := vertex.Decode(rec); v.Acc != nil && v.Acc.Storage != vertex.NoID {
+				sid = v.Acc.Storage
+			}
+		}
+	}
+	db.Close()
+	mem.Write(&vertex.Batch{Deletes: []vertex.ID{sid}})
+	db, err := trie.Open(mem, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx = db.Begin()
+	if _, err := tx.StorageRoot(a); !errors.Is(err, trie.ErrMissingVertex) {
+		t.Fatalf("StorageRoot: %v, want ErrMissingVertex", err)
+	}
+	if _, err := tx.Storage(a, hashkey.Keccak256([]byte("s"))); !errors.Is(err, trie.ErrMissingVertex) {
+		t.Fatalf("Storage: %v, want ErrMissingVertex", err)
+	}
+	tx.UpdateAccount(a, trie.Account{Nonce: 2})
+	if _, err := tx.StateRoot(); !errors.Is(err, trie.ErrMissingVertex) {
+		t.Fatalf("StateRoot: %v, want ErrMissingVertex", err)
+	}
+}
+
+func TestEmptyBulkLoadAndForeignIteration(t *testing.T) {
+	db, _ := trie.Open(trie.NewMemoryBackend(), nil)
+	tx := db.Begin()
+	if err := tx.BulkLoad(nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.BulkLoadAccounts(nil); err != nil {
+		t.Fatal(err)
+	}
+	if h, _ := tx.Hash(); h != hashkey.EmptyRoot {
+		t.Fatalf("empty load: root %v", h)
+	}
+	// Account iteration over a generic trie stops with an error, not a panic.
+	for i := 0; i < 3; i++ {
+		tx.Put([]byte(fmt.Sprint(i)), []byte("v"))
+	}
+	it := tx.Accounts(hashkey.Hash{})
+	if it.Next() || !errors.Is(it.Err(), vertex.ErrCorrupt) {
+		t.Fatalf("account iterator over a generic trie: err %v", it.Err())
+	}
+}
