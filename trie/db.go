@@ -20,6 +20,12 @@ type Options struct {
 	// Workers is how many goroutines hash sub-tries in parallel (default
 	// GOMAXPROCS; 1 hashes serially). Results are identical either way.
 	Workers int
+	// NoChildKeys stores only a branch's own key in its record, not its
+	// children's keys: records shrink (about 40 bytes per branch instead of up to
+	// 560), but re-hashing a branch read from the store must then read all its
+	// children (one range read in v2, one point read per child in v1). Both
+	// kinds of records can be read whatever this is set to.
+	NoChildKeys bool
 }
 
 // DB is a persistent Merkle-Patricia state database on a Backend: the persisted
@@ -32,6 +38,7 @@ type DB struct {
 	backend Backend
 	format  vertex.Format
 	workers int
+	noChild bool // Options.NoChildKeys
 	cache   *vertexCache
 	base    *Tx // the persisted state, as a frame with no changes
 	block   uint64
@@ -71,6 +78,7 @@ func Open(b Backend, opts *Options) (*DB, error) {
 		backend: b,
 		format:  a.format,
 		workers: opts.Workers,
+		noChild: opts.NoChildKeys,
 		cache:   newVertexCache(cmpOr(opts.CacheBytes, 256<<20)),
 		block:   a.block,
 		root:    a.root,

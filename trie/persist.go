@@ -62,6 +62,11 @@ func (db *DB) Persist(tx *Tx, block uint64) error {
 			batch.Deletes = append(batch.Deletes, id)
 			continue
 		}
+		if db.noChild && v.ChildKeys != nil {
+			c := *v
+			c.ChildKeys = nil
+			v = &c
+		}
 		start := len(buf)
 		buf = vertex.Encode(buf, v)
 		batch.Puts = append(batch.Puts, vertex.Record{ID: id, Rec: buf[start:len(buf):len(buf)]})

@@ -13,10 +13,12 @@ import (
 //
 //	record  = tag body
 //	tag     = kind (bits 0-1: 1 leaf, 2 branch v2, 3 branch v1)
-//	        | payload kind << 2 (bits 2-3) | has-key << 4 (bit 4); bits 5-7 zero
+//	        | payload kind << 2 (bits 2-3) | has-key << 4 (bit 4)
+//	        | has-child-keys << 5 (bit 5); bits 6-7 zero
 //	leaf    = path payload
-//	branch2 = [key32] used16 sbe(base) path [payload]
-//	branch1 = [key32] used16 sbe(child id) for each set bit, ascending; path [payload]
+//	branch2 = [key32] used16 sbe(base) [childkeys] path [payload]
+//	branch1 = [key32] used16 sbe(child id) for each set bit, ascending; [childkeys] path [payload]
+//	childkeys = (len8 key) for each set bit, ascending  (len 1..32: a hash or an embedded node)
 //	path    = uvarint(len hp) hp          (hex-prefix, leaf flag set for leaves)
 //	sbe(x)  = len8 minimal-big-endian(x)  (no leading zero byte; 0 is len 0)
 //	payload = raw: uvarint(len) bytes (len >= 1)
@@ -31,6 +33,7 @@ const (
 	tagBranchV2 = 2
 	tagBranchV1 = 3
 	tagHasKey   = 1 << 4
+	tagChildKey = 1 << 5
 
 	accNonce   = 1 << 0
 	accBalance = 1 << 1
@@ -56,7 +59,9 @@ func (e *CorruptError) Unwrap() error { return ErrCorrupt }
 
 // Encode appends the record of v to dst. A branch is written in format v1 when it
 // has a child array (Kids) and in format v2 otherwise. Only a branch's key is
-// stored, and only when it is a 32-byte hash.
+// stored, and only when it is a 32-byte hash; with it go its children's keys when
+// they are known and current (ChildKeys, no Stale bits), so that re-hashing the
+// branch after a write below one child needs no read of the other children.
 func Encode(dst []byte, v *Vertex) []byte {
 	tag := byte(v.Payload) << 2
 	switch {
@@ -69,6 +74,9 @@ func Encode(dst []byte, v *Vertex) []byte {
 	}
 	if v.Kind == Branch && v.Key.IsHash() {
 		tag |= tagHasKey
+		if v.ChildKeys != nil && v.Stale&v.Used == 0 {
+			tag |= tagChildKey
+		}
 	}
 	dst = append(dst, tag)
 	if v.Kind == Branch {
@@ -84,6 +92,15 @@ func Encode(dst []byte, v *Vertex) []byte {
 			}
 		} else {
 			dst = appendSBE(dst, uint64(v.Base))
+		}
+		if tag&tagChildKey != 0 {
+			for n := 0; n < 16; n++ {
+				if v.Used&(1<<n) != 0 {
+					k := &v.ChildKeys[n]
+					dst = append(dst, byte(k.Len()))
+					dst = append(dst, k.Bytes()...)
+				}
+			}
 		}
 	}
 	hpLen := hashkey.HexPrefixSize(len(v.Path))
@@ -224,14 +241,14 @@ func Decode(b []byte) (*Vertex, error) {
 		return nil, d.err
 	}
 	t := tag[0]
-	if t&0xe0 != 0 {
+	if t&0xc0 != 0 {
 		d.fail(fmt.Sprintf("tag 0x%02x has reserved bits set", t))
 	}
 	v.Payload = PayloadKind(t >> 2 & 3)
 	switch t & 3 {
 	case tagLeaf:
 		v.Kind = Leaf
-		if t&tagHasKey != 0 {
+		if t&(tagHasKey|tagChildKey) != 0 {
 			d.fail("leaf record with a key")
 		}
 		if v.Payload == NoPayload {
@@ -262,6 +279,23 @@ func Decode(b []byte) (*Vertex, error) {
 			}
 			if v.Base > ^ID(0)-BranchSlots+1 && d.err == nil {
 				d.fail("branch slots past the last ID")
+			}
+		}
+		if t&tagChildKey != 0 {
+			if t&tagHasKey == 0 {
+				d.fail("child keys without the branch's own key")
+			}
+			v.ChildKeys = new([16]hashkey.Key)
+			for n := 0; n < 16 && d.err == nil; n++ {
+				if v.Used&(1<<n) != 0 {
+					l := d.take(1)
+					if l != nil && (l[0] == 0 || l[0] > 32) {
+						d.fail(fmt.Sprintf("child key of %d bytes", l[0]))
+					}
+					if l != nil && d.err == nil {
+						v.ChildKeys[n], _ = hashkey.KeyFromBytes(d.take(int(l[0])))
+					}
+				}
 			}
 		}
 	default:
