@@ -145,11 +145,7 @@ func (tx *Tx) newVertex() *vertex.Vertex {
 // clone returns a slab-allocated copy of v with a void key (see vertex.Clone).
 func (tx *Tx) clone(v *vertex.Vertex) *vertex.Vertex {
 	c := tx.newVertex()
-	*c = *v
-	if v.Kids != nil {
-		k := *v.Kids
-		c.Kids = &k
-	}
+	v.CloneInto(c)
 	c.Key = hashkey.Key{}
 	return c
 }

@@ -74,12 +74,18 @@ func (v *Vertex) Child(n int) ID {
 // Clone returns a copy of v that can be changed without affecting v. Slices and the
 // account are shared (they are replaced, never mutated); a v1 child array is copied.
 func (v *Vertex) Clone() *Vertex {
-	c := *v
+	c := new(Vertex)
+	v.CloneInto(c)
+	return c
+}
+
+// CloneInto makes c a copy of v, as Clone does, in memory the caller provides.
+func (v *Vertex) CloneInto(c *Vertex) {
+	*c = *v
 	if v.Kids != nil {
 		k := *v.Kids
 		c.Kids = &k
 	}
-	return &c
 }
 
 // HasValue reports whether v carries a payload (always true for a leaf).
