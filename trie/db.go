@@ -22,7 +22,7 @@ type Options struct {
 	Workers int
 	// NoChildKeys stores only a branch's own key in its record, not its
 	// children's keys: records shrink (about 40 bytes per branch instead of up to
-	// 560), but re-hashing a branch read from the store must then read all its
+	// 570), but re-hashing a branch read from the store must then read all its
 	// children (one range read in v2, one point read per child in v1). Both
 	// kinds of records can be read whatever this is set to.
 	NoChildKeys bool

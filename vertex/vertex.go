@@ -52,11 +52,12 @@ type Vertex struct {
 	Value   []byte   // RawPayload bytes, or a slot's minimal big-endian value
 	Acc     *Account // AccountPayload
 
-	// ChildKeys, in memory only (never encoded), holds a branch's children's
-	// keys as of its last hash, so re-hashing it after a write below one child
-	// reads only that child (the Stale ones) and not its 15 siblings. The array
-	// is shared between versions of the vertex and never changed in place; nil
-	// means unknown (a branch read from the store): every child is read.
+	// ChildKeys holds a branch's children's keys as of its last hash, so
+	// re-hashing it after a write below one child reads only that child (the
+	// Stale ones) and not its 15 siblings. Encode stores them with the branch's
+	// own key. The array is shared between versions of the vertex and never
+	// changed in place; nil means unknown (a record written without them):
+	// every child is read.
 	ChildKeys *[16]hashkey.Key
 }
 
