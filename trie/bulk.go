@@ -203,7 +203,6 @@ func (b *bulkBuilder) build(id vertex.ID, leaves []bulkLeaf, depth int) (hashkey
 	h := &b.h
 	h.buf = hashkey.AppendBranch(h.buf[:0], &kids, value)
 	br.Key = hashkey.KeyOf(h.buf)
-	br.ChildKeys = h.childKeys(&kids) // persisted with the branch: no sibling reads later
 	if len(br.Path) > 0 {
 		h.buf = hashkey.AppendExtension(h.buf[:0], br.Path, &br.Key)
 		br.Key = hashkey.KeyOf(h.buf)
