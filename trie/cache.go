@@ -105,9 +105,12 @@ func (c *vertexCache) add(id vertex.ID, v *vertex.Vertex) {
 
 // setKey caches key k (and for a branch its children's keys) for the persisted
 // vertex v at id; the cached vertex is replaced by a copy, since readers may hold v.
-func (c *vertexCache) setKey(id vertex.ID, v *vertex.Vertex, k hashkey.Key, kids *[16]hashkey.Key) {
+func (c *vertexCache) setKey(id vertex.ID, v *vertex.Vertex, k hashkey.Key, kids vertex.ChildKeys) {
 	cp := *v
-	cp.Key, cp.ChildKeys, cp.Stale = k, kids, 0
+	cp.Key, cp.Stale = k, 0
+	if kids != nil {
+		cp.ChildKeys = append(vertex.ChildKeys(nil), kids...) // not the hasher's arena
+	}
 	c.add(id, &cp)
 }
 
@@ -138,8 +141,7 @@ func detach(v *vertex.Vertex) *vertex.Vertex {
 		c.Acc = &a
 	}
 	if v.ChildKeys != nil {
-		k := *v.ChildKeys
-		c.ChildKeys = &k
+		c.ChildKeys = append(vertex.ChildKeys(nil), v.ChildKeys...)
 	}
 	return &c
 }

@@ -21,7 +21,7 @@ type hasher struct {
 	parallel bool
 	depth    int // of the current key computation, against reference cycles
 	pending  []pendingKey
-	keySlab  [][16]hashkey.Key // ChildKeys arrays handed out by childKeys
+	keyArena []byte // backing store of the ChildKeys packed by childKeys
 }
 
 type pendingKey struct {
@@ -56,15 +56,15 @@ func (h *hasher) key(id vertex.ID) (hashkey.Key, error) {
 	return k, nil
 }
 
-// childKeys returns a copy of kids from the hasher's slab.
-func (h *hasher) childKeys(kids *[16]hashkey.Key) *[16]hashkey.Key {
-	if len(h.keySlab) == 0 {
-		h.keySlab = make([][16]hashkey.Key, 32)
+// childKeys packs the keys kids[n] of the slots set in used, in the hasher's
+// arena (16 KiB at a time).
+func (h *hasher) childKeys(used uint16, kids *[16]hashkey.Key) vertex.ChildKeys {
+	if cap(h.keyArena)-len(h.keyArena) < 2+16*33 {
+		h.keyArena = make([]byte, 0, 16<<10)
 	}
-	a := &h.keySlab[0]
-	h.keySlab = h.keySlab[1:]
-	*a = *kids
-	return a
+	start := len(h.keyArena)
+	h.keyArena = vertex.PackChildKeys(h.keyArena, used, kids)
+	return vertex.ChildKeys(h.keyArena[start:len(h.keyArena):len(h.keyArena)])
 }
 
 // encode returns the RLP of v's node: for a leaf or a plain branch in inner; for a
@@ -83,15 +83,17 @@ func (h *hasher) encode(v *vertex.Vertex, kids *[16]hashkey.Key) (inner, outer [
 	}
 	need := v.Used
 	if v.ChildKeys != nil {
-		need &= v.Stale
+		v.ChildKeys.Unpack(kids)
+		need &= v.Stale | ^v.ChildKeys.Used()
 	} else if err := h.tx.db.prefetchChildren(h.tx, v); err != nil {
 		return nil, nil, err
 	}
 	for n := 0; n < 16; n++ {
+		if v.Used&(1<<n) == 0 {
+			kids[n] = hashkey.Key{} // a slot emptied since ChildKeys was packed
+			continue
+		}
 		if need&(1<<n) == 0 {
-			if v.Used&(1<<n) != 0 {
-				kids[n] = v.ChildKeys[n]
-			}
 			continue
 		}
 		if c := v.Child(n); c != vertex.NoID {
@@ -170,9 +172,9 @@ func trimLeadingZeros(b []byte) []byte {
 // remember records key k of vertex v (as seen at id) where the next read finds it.
 func (h *hasher) remember(id vertex.ID, v *vertex.Vertex, k hashkey.Key, kids *[16]hashkey.Key) {
 	tx := h.tx
-	var ck *[16]hashkey.Key
+	var ck vertex.ChildKeys
 	if v.Kind == vertex.Branch {
-		ck = h.childKeys(kids)
+		ck = h.childKeys(v.Used, kids)
 	}
 	if cur, _ := tx.vtx.lookup(id); cur == v {
 		// Owned: disjoint sub-tries never share a vertex, so this is race-free.

@@ -74,7 +74,7 @@ func Encode(dst []byte, v *Vertex) []byte {
 	}
 	if v.Kind == Branch && v.Key.IsHash() {
 		tag |= tagHasKey
-		if v.ChildKeys != nil && v.Stale&v.Used == 0 {
+		if v.ChildKeys != nil && v.Stale&v.Used == 0 && v.ChildKeys.Used() == v.Used {
 			tag |= tagChildKey
 		}
 	}
@@ -94,13 +94,7 @@ func Encode(dst []byte, v *Vertex) []byte {
 			dst = appendSBE(dst, uint64(v.Base))
 		}
 		if tag&tagChildKey != 0 {
-			for n := 0; n < 16; n++ {
-				if v.Used&(1<<n) != 0 {
-					k := &v.ChildKeys[n]
-					dst = append(dst, byte(k.Len()))
-					dst = append(dst, k.Bytes()...)
-				}
-			}
+			dst = append(dst, v.ChildKeys[2:]...)
 		}
 	}
 	hpLen := hashkey.HexPrefixSize(len(v.Path))
@@ -285,7 +279,7 @@ func Decode(b []byte) (*Vertex, error) {
 			if t&tagHasKey == 0 {
 				d.fail("child keys without the branch's own key")
 			}
-			v.ChildKeys = new([16]hashkey.Key)
+			start := d.off
 			for n := 0; n < 16 && d.err == nil; n++ {
 				if v.Used&(1<<n) != 0 {
 					l := d.take(1)
@@ -293,9 +287,14 @@ func Decode(b []byte) (*Vertex, error) {
 						d.fail(fmt.Sprintf("child key of %d bytes", l[0]))
 					}
 					if l != nil && d.err == nil {
-						v.ChildKeys[n], _ = hashkey.KeyFromBytes(d.take(int(l[0])))
+						d.take(int(l[0]))
 					}
 				}
+			}
+			if d.err == nil {
+				ck := make(ChildKeys, 2, 2+d.off-start)
+				binary.BigEndian.PutUint16(ck, v.Used)
+				v.ChildKeys = append(ck, b[start:d.off]...)
 			}
 		}
 	default:

@@ -21,7 +21,7 @@ func sampleVertices() []*Vertex {
 		{Kind: Branch, Used: 0x0201, Base: 2, Path: []byte{1, 2, 3, 4, 5}, Key: hashkey.HashKey(hashkey.EmptyRoot)},
 		{Kind: Branch, Used: 0x8000, Base: 99, Payload: RawPayload, Value: []byte("verb")},
 		{Kind: Branch, Used: 0x0208, Kids: &kids, Path: []byte{7}},
-		{Kind: Branch, Used: 0x0011, Base: 40, Key: hashkey.HashKey(hashkey.EmptyRoot), ChildKeys: &[16]hashkey.Key{0: hashkey.HashKey(hashkey.EmptyCodeHash), 4: hashkey.KeyOf([]byte{0xc2, 0x20, 0x01})}},
+		{Kind: Branch, Used: 0x0011, Base: 40, Key: hashkey.HashKey(hashkey.EmptyRoot), ChildKeys: PackChildKeys(nil, 0x0011, &[16]hashkey.Key{0: hashkey.HashKey(hashkey.EmptyCodeHash), 4: hashkey.KeyOf([]byte{0xc2, 0x20, 0x01})})},
 	}
 }
 

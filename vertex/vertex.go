@@ -58,7 +58,7 @@ type Vertex struct {
 	// own key. The array is shared between versions of the vertex and never
 	// changed in place; nil means unknown (a record written without them):
 	// every child is read.
-	ChildKeys *[16]hashkey.Key
+	ChildKeys ChildKeys
 }
 
 // Child returns the ID of child n of a branch, or NoID when slot n is unused.
@@ -101,8 +101,6 @@ func (v *Vertex) Size() int {
 	if v.Acc != nil {
 		n += 96
 	}
-	if v.ChildKeys != nil {
-		n += 16 * 34
-	}
+	n += len(v.ChildKeys)
 	return n
 }
