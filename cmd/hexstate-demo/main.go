@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/hexstate/hexstate/hashkey"
-	"github.com/hexstate/hexstate/rocks"
+	"github.com/hexstate/hexstate/internal/rocksdb"
 	"github.com/hexstate/hexstate/trie"
 	"github.com/hexstate/hexstate/vertex"
 	"github.com/holiman/uint256"
@@ -48,7 +48,7 @@ func run(dir string, accounts int, format string) error {
 		defer os.RemoveAll(tmp)
 		dir = tmp
 	}
-	db, err := open(dir, f)
+	db, err := rocksdb.Open(dir, f)
 	if err != nil {
 		return err
 	}
@@ -94,7 +94,7 @@ func run(dir string, accounts int, format string) error {
 		return err
 	}
 
-	db, err = open(dir, f)
+	db, err = rocksdb.Open(dir, f)
 	if err != nil {
 		return err
 	}
@@ -108,19 +108,6 @@ func run(dir string, accounts int, format string) error {
 	}
 	fmt.Printf("reopened at block %d: root %v matches\n", db.Block(), again)
 	return nil
-}
-
-func open(dir string, f vertex.Format) (*trie.DB, error) {
-	store, err := rocks.Open(dir, nil)
-	if err != nil {
-		return nil, err
-	}
-	db, err := trie.Open(store, &trie.Options{Format: f})
-	if err != nil {
-		store.Close()
-		return nil, err
-	}
-	return db, nil
 }
 
 func addrHash(i int) hashkey.Hash {

@@ -20,8 +20,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/hexstate/hexstate/internal/rocksdb"
 	"github.com/hexstate/hexstate/migrate"
-	"github.com/hexstate/hexstate/rocks"
 	"github.com/hexstate/hexstate/trie"
 	"github.com/hexstate/hexstate/vertex"
 )
@@ -82,7 +82,7 @@ func run(ctx context.Context, toName string, chunk int, replace bool, srcDir, ds
 	if dstDir == "" {
 		dstDir = srcDir + "." + to.String()
 	}
-	dst, err := open(dstDir, to)
+	dst, err := rocksdb.Open(dstDir, to)
 	if err != nil {
 		return fmt.Errorf("target %s: %w", dstDir, err)
 	}
@@ -127,24 +127,11 @@ func run(ctx context.Context, toName string, chunk int, replace bool, srcDir, ds
 
 // openAny opens the database in dir in whatever format it has.
 func openAny(dir string) (*trie.DB, vertex.Format, error) {
-	db, err := open(dir, vertex.Latest)
+	db, err := rocksdb.Open(dir, vertex.Latest)
 	var fe *trie.FormatError
 	if errors.As(err, &fe) && fe.Found.Valid() {
-		db, err = open(dir, fe.Found)
+		db, err = rocksdb.Open(dir, fe.Found)
 		return db, fe.Found, err
 	}
 	return db, vertex.Latest, err
-}
-
-func open(dir string, f vertex.Format) (*trie.DB, error) {
-	store, err := rocks.Open(dir, nil)
-	if err != nil {
-		return nil, err
-	}
-	db, err := trie.Open(store, &trie.Options{Format: f})
-	if err != nil {
-		store.Close()
-		return nil, err
-	}
-	return db, nil
 }
