@@ -173,7 +173,7 @@ func (b *bulkBuilder) build(id vertex.ID, leaves []bulkLeaf, depth int) (hashkey
 		if err != nil {
 			return hashkey.Key{}, err
 		}
-		v.Key = hashkey.KeyOf(inner)
+		v.Key = b.h.keyOf(inner)
 		tx.vtx.set(id, v)
 		return v.Key, nil
 	}
@@ -202,10 +202,10 @@ func (b *bulkBuilder) build(id vertex.ID, leaves []bulkLeaf, depth int) (hashkey
 	}
 	h := &b.h
 	h.buf = hashkey.AppendBranch(h.buf[:0], &kids, value)
-	br.Key = hashkey.KeyOf(h.buf)
+	br.Key = h.keyOf(h.buf)
 	if len(br.Path) > 0 {
 		h.buf = hashkey.AppendExtension(h.buf[:0], br.Path, &br.Key)
-		br.Key = hashkey.KeyOf(h.buf)
+		br.Key = h.keyOf(h.buf)
 	}
 	tx.vtx.set(id, br)
 	return br.Key, nil

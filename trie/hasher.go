@@ -22,6 +22,7 @@ type hasher struct {
 	depth    int // of the current key computation, against reference cycles
 	pending  []pendingKey
 	keyArena []byte // backing store of the ChildKeys packed by childKeys
+	kh       *hashkey.Hasher
 }
 
 type pendingKey struct {
@@ -51,9 +52,18 @@ func (h *hasher) key(id vertex.ID) (hashkey.Key, error) {
 	if outer != nil {
 		inner = outer
 	}
-	k := hashkey.KeyOf(inner)
+	k := h.keyOf(inner)
 	h.remember(id, v, k, &kids)
 	return k, nil
+}
+
+// keyOf returns the key of a node whose RLP is rlp, with the hasher's own
+// Keccak state.
+func (h *hasher) keyOf(rlp []byte) hashkey.Key {
+	if h.kh == nil {
+		h.kh = hashkey.NewHasher()
+	}
+	return h.kh.KeyOf(rlp)
 }
 
 // childKeys packs the keys kids[n] of the slots set in used, in the hasher's
@@ -117,7 +127,7 @@ func (h *hasher) encode(v *vertex.Vertex, kids *[16]hashkey.Key) (inner, outer [
 	if len(v.Path) == 0 {
 		return h.buf, nil, nil
 	}
-	k := hashkey.KeyOf(h.buf)
+	k := h.keyOf(h.buf)
 	n := len(h.buf)
 	h.buf = hashkey.AppendExtension(h.buf, v.Path, &k)
 	return h.buf[:n], h.buf[n:], nil
