@@ -154,8 +154,7 @@ func newBulkBuilder(tx *Tx, leaves int) *bulkBuilder {
 
 func (b *bulkBuilder) leaf(key []byte, kind vertex.PayloadKind, value []byte, acc *vertex.Account) bulkLeaf {
 	b.slab = append(b.slab, vertex.Vertex{Kind: vertex.Leaf, Payload: kind, Value: value, Acc: acc})
-	var nb [64]byte
-	return bulkLeaf{path: b.tx.nibbles(hashkey.AppendNibbles(nb[:0], key)), v: &b.slab[len(b.slab)-1]}
+	return bulkLeaf{path: b.tx.keyNibbles(key), v: &b.slab[len(b.slab)-1]}
 }
 
 // build places leaves (sorted, all sharing path[:depth]) as the sub-trie rooted

@@ -178,6 +178,17 @@ func (tx *Tx) nibbles(p ...[]byte) []byte {
 	return tx.arena[start:len(tx.arena):len(tx.arena)]
 }
 
+// keyNibbles expands key into nibbles directly in the frame's arena.
+func (tx *Tx) keyNibbles(key []byte) []byte {
+	n := 2 * len(key)
+	if cap(tx.arena)-len(tx.arena) < n {
+		tx.arena = make([]byte, 0, max(n, 16<<10))
+	}
+	start := len(tx.arena)
+	tx.arena = hashkey.AppendNibbles(tx.arena, key)
+	return tx.arena[start:len(tx.arena):len(tx.arena)]
+}
+
 // newBranch returns an empty branch with path p, its child slots allocated as the
 // database's format requires.
 func (tx *Tx) newBranch(p []byte) *vertex.Vertex {
