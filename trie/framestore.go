@@ -10,10 +10,50 @@ import "github.com/hexstate/hexstate/vertex"
 //
 // Most of a block's new vertices are fresh (new leaves, new branches and their 16
 // slots), so the map stays small; a standalone Trie uses the slice alone.
+//
+// A read that misses in a frame goes on to its parent, so a read of a persisted
+// vertex through a chain of 64 unpersisted frames asks 64 maps, each a cache
+// miss. filter, a small Bloom filter over the keys of old (16 bits per key, two
+// probes), answers most of those misses from a few KiB that stay in the CPU
+// cache.
 type frameStore struct {
-	old   map[vertex.ID]*vertex.Vertex
-	first vertex.ID
-	fresh []*vertex.Vertex
+	old    map[vertex.ID]*vertex.Vertex
+	first  vertex.ID
+	fresh  []*vertex.Vertex
+	filter []uint64 // len a power of two; nil while old is empty
+}
+
+// filterProbes returns the two bit positions of id in a filter of mask+1 bits.
+func filterProbes(id vertex.ID, mask uint64) (uint64, uint64) {
+	h := uint64(id) * 0x9E3779B97F4A7C15
+	return (h >> 32) & mask, (h ^ h>>29) * 0xBF58476D1CE4E5B9 >> 20 & mask
+}
+
+func (s *frameStore) mayHold(id vertex.ID) bool {
+	if s.filter == nil {
+		return false
+	}
+	mask := uint64(len(s.filter))*64 - 1
+	a, b := filterProbes(id, mask)
+	return s.filter[a/64]&(1<<(a%64)) != 0 && s.filter[b/64]&(1<<(b%64)) != 0
+}
+
+func (s *frameStore) addToFilter(id vertex.ID) {
+	if bits := uint64(len(s.filter)) * 64; bits < 16*uint64(len(s.old)) {
+		s.filter = make([]uint64, max(64, 2*len(s.filter))) // rebuild, twice the size
+		for k := range s.old {
+			s.setFilter(k)
+		}
+		return
+	}
+	s.setFilter(id)
+}
+
+func (s *frameStore) setFilter(id vertex.ID) {
+	mask := uint64(len(s.filter))*64 - 1
+	a, b := filterProbes(id, mask)
+	s.filter[a/64] |= 1 << (a % 64)
+	s.filter[b/64] |= 1 << (b % 64)
 }
 
 func newFrameStore(first vertex.ID) frameStore {
@@ -29,6 +69,9 @@ func (s *frameStore) lookup(id vertex.ID) (v *vertex.Vertex, ok bool) {
 		}
 		return nil, true
 	}
+	if !s.mayHold(id) {
+		return nil, false
+	}
 	v, ok = s.old[id]
 	return v, ok
 }
@@ -37,6 +80,7 @@ func (s *frameStore) lookup(id vertex.ID) (v *vertex.Vertex, ok bool) {
 func (s *frameStore) set(id vertex.ID, v *vertex.Vertex) {
 	if id < s.first {
 		s.old[id] = v
+		s.addToFilter(id)
 		return
 	}
 	i := int(id - s.first)
