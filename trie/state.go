@@ -259,13 +259,3 @@ func (tx *Tx) accountPath(addrHash hashkey.Hash, steps *[65]pathStep) (int, erro
 	}
 	return 0, ErrNoAccount
 }
-
-// newAccount returns a zero account from the frame's slab (see newVertex).
-func (tx *Tx) newAccount() *vertex.Account {
-	if len(tx.accSlab) == 0 {
-		tx.accSlab = make([]vertex.Account, 32)
-	}
-	a := &tx.accSlab[0]
-	tx.accSlab = tx.accSlab[1:]
-	return a
-}

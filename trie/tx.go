@@ -131,16 +131,23 @@ func (tx *Tx) own(id vertex.ID, v *vertex.Vertex) *vertex.Vertex {
 	return c
 }
 
-// newVertex returns a zero vertex from the frame's slab: new vertices are
-// allocated 64 at a time rather than one by one.
-func (tx *Tx) newVertex() *vertex.Vertex {
-	if len(tx.slab) == 0 {
-		tx.slab = make([]vertex.Vertex, 64)
+// take returns the next zero element of *slab, refilling it with n new ones
+// when it is used up: a frame allocates its short-lived vertices and accounts
+// in chunks rather than one by one.
+func take[T any](slab *[]T, n int) *T {
+	if len(*slab) == 0 {
+		*slab = make([]T, n)
 	}
-	v := &tx.slab[0]
-	tx.slab = tx.slab[1:]
+	v := &(*slab)[0]
+	*slab = (*slab)[1:]
 	return v
 }
+
+// newVertex returns a zero vertex from the frame's slab.
+func (tx *Tx) newVertex() *vertex.Vertex { return take(&tx.slab, 64) }
+
+// newAccount returns a zero account from the frame's slab.
+func (tx *Tx) newAccount() *vertex.Account { return take(&tx.accSlab, 32) }
 
 // clone returns a slab-allocated copy of v with a void key (see vertex.Clone).
 func (tx *Tx) clone(v *vertex.Vertex) *vertex.Vertex {
