@@ -28,6 +28,8 @@ type FormatError struct {
 	Found, Want vertex.Format
 }
 
+// Error says which format was found and requested and, for an older format, how
+// to convert the database.
 func (e *FormatError) Error() string {
 	if !e.Want.Valid() {
 		return fmt.Sprintf("trie: format %v requested; this build reads and writes %v and %v", e.Want, vertex.FormatV1, vertex.FormatV2)

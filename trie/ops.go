@@ -110,6 +110,9 @@ func (tx *Tx) copyValue(v []byte) []byte { return tx.nibbles(v) }
 // the frame's map; a sealed frame may be read by its children concurrently, so
 // hashing it takes the lock exclusively. A frame without children needs only the
 // shared lock.
+//
+// Reading tx.sealed before taking the lock is safe: only Begin on tx sets it,
+// and a frame is used by one goroutine at a time.
 func (tx *Tx) lockForHash() (unlock func()) {
 	if tx.sealed {
 		tx.db.mu.Lock()

@@ -50,6 +50,7 @@ type CorruptError struct {
 	Reason string
 }
 
+// Error says why the record was rejected and where.
 func (e *CorruptError) Error() string {
 	return fmt.Sprintf("%v: %s at byte %d", ErrCorrupt, e.Reason, e.Offset)
 }
