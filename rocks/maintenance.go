@@ -6,13 +6,10 @@ import "github.com/linxGnu/grocksdb"
 // down to the bottommost level, rewriting the bottommost files too, so that a
 // benchmark can measure a fully compacted database. It blocks until done.
 func (s *Store) Compact() error {
-	if err := s.acquire(); err != nil {
+	if err := s.acquireWritable(); err != nil {
 		return err
 	}
 	defer s.mu.RUnlock()
-	if s.readOnly {
-		return ErrReadOnly
-	}
 	if err := s.flush(); err != nil {
 		return err
 	}
@@ -28,13 +25,10 @@ func (s *Store) Compact() error {
 
 // Flush writes the memtables of both column families to SST files and waits.
 func (s *Store) Flush() error {
-	if err := s.acquire(); err != nil {
+	if err := s.acquireWritable(); err != nil {
 		return err
 	}
 	defer s.mu.RUnlock()
-	if s.readOnly {
-		return ErrReadOnly
-	}
 	return s.flush()
 }
 

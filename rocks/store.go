@@ -55,6 +55,19 @@ func (s *Store) acquire() error {
 	return nil
 }
 
+// acquireWritable is acquire for a call that changes the store: it fails with
+// ErrReadOnly (holding nothing) on a read-only store.
+func (s *Store) acquireWritable() error {
+	if err := s.acquire(); err != nil {
+		return err
+	}
+	if s.readOnly {
+		s.mu.RUnlock()
+		return ErrReadOnly
+	}
+	return nil
+}
+
 // Vertex returns the record of vertex id, or (nil, nil) when there is none. The
 // caller owns the returned slice. It counts one point read.
 func (s *Store) Vertex(id vertex.ID) ([]byte, error) {
@@ -159,13 +172,10 @@ func (s *Store) Admin() ([]byte, error) {
 // With Options.Sync the write-ahead log is fsynced before Write returns. A nil
 // or empty b writes nothing.
 func (s *Store) Write(b *vertex.Batch) error {
-	if err := s.acquire(); err != nil {
+	if err := s.acquireWritable(); err != nil {
 		return err
 	}
 	defer s.mu.RUnlock()
-	if s.readOnly {
-		return ErrReadOnly
-	}
 	if b == nil || (len(b.Puts) == 0 && len(b.Deletes) == 0 && b.Admin == nil) {
 		return nil
 	}

@@ -168,11 +168,11 @@ func (b *bulkBuilder) build(id vertex.ID, leaves []bulkLeaf, depth int) (hashkey
 	if len(leaves) == 1 {
 		v := leaves[0].v
 		v.Path = leaves[0].path[depth:]
-		inner, _, err := b.h.encode(v, nil)
+		inner, outer, err := b.h.encode(v, nil)
 		if err != nil {
 			return hashkey.Key{}, err
 		}
-		v.Key = b.h.keyOf(inner)
+		v.Key = b.h.nodeKey(inner, outer)
 		tx.vtx.set(id, v)
 		return v.Key, nil
 	}
@@ -195,17 +195,11 @@ func (b *bulkBuilder) build(id vertex.ID, leaves []bulkLeaf, depth int) (hashkey
 		kids[n] = k
 		leaves = leaves[end:]
 	}
-	var value []byte
-	if br.HasValue() {
-		value = br.Value
+	inner, outer, err := b.h.encodeBranch(br, &kids)
+	if err != nil {
+		return hashkey.Key{}, err
 	}
-	h := &b.h
-	h.buf = hashkey.AppendBranch(h.buf[:0], &kids, value)
-	br.Key = h.keyOf(h.buf)
-	if len(br.Path) > 0 {
-		h.buf = hashkey.AppendExtension(h.buf[:0], br.Path, &br.Key)
-		br.Key = h.keyOf(h.buf)
-	}
+	br.Key = b.h.nodeKey(inner, outer)
 	tx.vtx.set(id, br)
 	return br.Key, nil
 }

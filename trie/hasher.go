@@ -43,18 +43,24 @@ func (h *hasher) key(id vertex.ID) (hashkey.Key, error) {
 		return hashkey.Key{}, vertexError(id, errTooDeep)
 	}
 	h.depth++
-	defer func() { h.depth-- }()
 	var kids [16]hashkey.Key
 	inner, outer, err := h.encode(v, &kids)
+	h.depth--
 	if err != nil {
 		return hashkey.Key{}, err
 	}
-	if outer != nil {
-		inner = outer
-	}
-	k := h.keyOf(inner)
+	k := h.nodeKey(inner, outer)
 	h.remember(id, v, k, &kids)
 	return k, nil
+}
+
+// nodeKey is the key of a node encode returned: the extension's when there is
+// one, else the node's own.
+func (h *hasher) nodeKey(inner, outer []byte) hashkey.Key {
+	if outer != nil {
+		return h.keyOf(outer)
+	}
+	return h.keyOf(inner)
 }
 
 // keyOf returns the key of a node whose RLP is rlp, with the hasher's own
@@ -117,6 +123,11 @@ func (h *hasher) encode(v *vertex.Vertex, kids *[16]hashkey.Key) (inner, outer [
 			kids[n] = k
 		}
 	}
+	return h.encodeBranch(v, kids)
+}
+
+// encodeBranch is encode for a branch whose children's keys are in kids.
+func (h *hasher) encodeBranch(v *vertex.Vertex, kids *[16]hashkey.Key) (inner, outer []byte, err error) {
 	var value []byte
 	if v.HasValue() {
 		if value, err = h.value(v); err != nil {

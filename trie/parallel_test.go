@@ -169,17 +169,7 @@ func TestParallelMatchesSerial(t *testing.T) {
 			ts, tp := ser.Begin(), par.Begin()
 			fxApply(t, ts, nil, ops) // the model is kept once, below
 			fxApply(t, tp, m, ops)
-			rs, err := ts.StateRoot()
-			if err != nil {
-				t.Fatal(err)
-			}
-			rp, err := tp.StateRoot()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if rs != rp {
-				t.Fatalf("block %d (%d ops): serial root %v, parallel root %v", b, len(ops), rs, rp)
-			}
+			ptSameRoot(t, ts, tp, fmt.Sprintf("block %d (%d ops)", b, len(ops)))
 			if b == 0 || b == blocks {
 				fxCheckRoot(t, tp, f, m, fmt.Sprintf("block %d", b))
 			}
@@ -225,17 +215,7 @@ func TestParallelStackedFrames(t *testing.T) {
 					fxApply(t, tp, m, ops)
 					ps, pp = append(ps, ts), append(pp, tp)
 					if b%hashEvery == 0 || b >= blocks {
-						rs, err := ts.StateRoot()
-						if err != nil {
-							t.Fatal(err)
-						}
-						rp, err := tp.StateRoot()
-						if err != nil {
-							t.Fatal(err)
-						}
-						if rs != rp {
-							t.Fatalf("block %d: serial root %v, parallel root %v", b, rs, rp)
-						}
+						ptSameRoot(t, ts, tp, fmt.Sprintf("block %d", b))
 						if b == blocks/2 || b == blocks+2 {
 							fxCheckRoot(t, tp, f, m, fmt.Sprintf("block %d", b))
 						}
@@ -365,4 +345,21 @@ func TestParallelConcurrentFrames(t *testing.T) {
 			t.Fatalf("persisted parent: root %v", got)
 		}
 	})
+}
+
+// ptSameRoot fails unless the serially and the parallel hashed frames have the
+// same state root.
+func ptSameRoot(t *testing.T, ts, tp *trie.Tx, what string) {
+	t.Helper()
+	rs, err := ts.StateRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp, err := tp.StateRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rs != rp {
+		t.Fatalf("%s: serial root %v, parallel root %v", what, rs, rp)
+	}
 }
