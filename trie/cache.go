@@ -1,6 +1,7 @@
 package trie
 
 import (
+	"encoding/binary"
 	"sync"
 	"sync/atomic"
 
@@ -8,48 +9,68 @@ import (
 	"github.com/hexstate/hexstate/vertex"
 )
 
-// vertexCache holds decoded persisted vertices (with their hash keys, including the
-// keys of leaves and small branches that records do not store), bounded in bytes.
+// vertexCache holds the records of persisted vertices, encoded as the backend
+// stores them (a branch with its hash key and its children's keys), and decodes
+// one on every hit.
 //
-// It is never emptied by a persist: persisted vertices replace their old versions
-// in place and deleted ones are dropped, so a flush keeps both the cache's
-// capacity and its warm entries. Eviction is CLOCK (second chance) per shard, which
-// approximates LRU without a list to update on every hit.
+// Why records and not decoded vertices: a decoded account leaf costs ~300 bytes
+// of Go memory in four allocations, its record ~110 bytes. The same budget then
+// holds about 2.5 times the vertices, which on a state larger than the cache is
+// the difference between reading most of a block's paths from memory or from
+// RocksDB; decoding a record takes a fraction of a microsecond, a RocksDB read
+// ten or more. And the cache holds no Go pointers: the garbage collector never
+// scans it, however large it is.
+//
+// Each shard keeps its records in a ring of fixed-size chunks (as fastcache
+// does): a record is appended at the ring's head, and when the head comes round
+// to a chunk again, the entries still indexed there are dropped first. Eviction
+// is therefore first in, first out; a persist appends the vertices it wrote, so
+// the paths a chain keeps writing stay cached. Chunks are allocated as the ring
+// first fills and kept from then on: a persist never frees or re-grows the
+// cache, and every entry it did not touch stays valid.
 type vertexCache struct {
 	shards [cacheShards]cacheShard
 	hits   atomic.Uint64
 	misses atomic.Uint64
 }
 
-const cacheShards = 16
+const (
+	cacheShards = 16
+	cacheChunk  = 64 << 10 // bytes per ring chunk; an entry never straddles two
+	entryHeader = 12       // ID (8 bytes, big-endian), slot and record length (2 bytes each)
+	minChunk    = 1 << 10  // below this a shard caches nothing
+)
 
 type cacheShard struct {
 	mu     sync.Mutex
-	m      map[vertex.ID]*cacheEntry
-	ring   []vertex.ID // clock ring of cached IDs
-	hand   int
-	bytes  int
-	budget int
-}
-
-type cacheEntry struct {
-	v    *vertex.Vertex
-	slot int  // index in ring
-	ref  bool // touched since the hand last passed
+	idx    map[vertex.ID]uint64 // ring offset of the entry holding id's record
+	chunks [][]byte             // the ring; each chunk's length is its fill
+	chunk  int                  // bytes per chunk
+	head   uint64               // ring offset of the next entry
+	bytes  int                  // bytes held in chunks (live entries and replaced ones)
 }
 
 // CacheStats reports the vertex cache's use.
 type CacheStats struct {
 	Hits, Misses uint64
 	Entries      int
-	Bytes        int // estimated bytes held
-	Budget       int // the configured bound
+	// Bytes is the record bytes the cache holds (including records that a
+	// newer version replaced, until the ring overwrites them). The index adds
+	// about 40 bytes per entry on top.
+	Bytes  int
+	Budget int // the configured bound on Bytes
 }
 
 func newVertexCache(budget int) *vertexCache {
 	c := &vertexCache{}
+	per := budget / cacheShards
+	chunk := min(cacheChunk, per)
+	n := 0
+	if chunk >= minChunk {
+		n = per / chunk
+	}
 	for i := range c.shards {
-		c.shards[i] = cacheShard{m: make(map[vertex.ID]*cacheEntry), budget: budget / cacheShards}
+		c.shards[i] = cacheShard{idx: make(map[vertex.ID]uint64), chunks: make([][]byte, n), chunk: chunk}
 	}
 	return c
 }
@@ -58,129 +79,133 @@ func (c *vertexCache) shard(id vertex.ID) *cacheShard {
 	return &c.shards[(uint64(id)*0x9E3779B97F4A7C15)>>60]
 }
 
-func (c *vertexCache) get(id vertex.ID) *vertex.Vertex {
+// get returns the cached vertex id, decoded by decode, or nil when id is not
+// cached. A record that fails to decode is dropped and its error returned.
+func (c *vertexCache) get(id vertex.ID, decode func([]byte) (*vertex.Vertex, error)) (*vertex.Vertex, error) {
 	s := c.shard(id)
 	s.mu.Lock()
-	e := s.m[id]
-	if e != nil {
-		e.ref = true
+	off, ok := s.idx[id]
+	if !ok {
+		s.mu.Unlock()
+		c.misses.Add(1)
+		return nil, nil
+	}
+	v, err := decode(s.record(off))
+	if err != nil {
+		delete(s.idx, id)
 	}
 	s.mu.Unlock()
-	if e == nil {
-		c.misses.Add(1)
-		return nil
-	}
 	c.hits.Add(1)
-	return e.v
+	return v, err
+}
+
+// record returns the record of the entry at ring offset off.
+func (s *cacheShard) record(off uint64) []byte {
+	ch := s.chunks[off/uint64(s.chunk)]
+	at := int(off % uint64(s.chunk))
+	n := int(binary.BigEndian.Uint16(ch[at+10:]))
+	return ch[at+entryHeader : at+entryHeader+n]
+}
+
+// slot returns the record space of the entry at ring offset off.
+func (s *cacheShard) slot(off uint64) []byte {
+	ch := s.chunks[off/uint64(s.chunk)]
+	at := int(off % uint64(s.chunk))
+	n := int(binary.BigEndian.Uint16(ch[at+8:]))
+	return ch[at : at+entryHeader+n]
 }
 
 // contains reports whether id is cached, without counting a hit or a miss.
 func (c *vertexCache) contains(id vertex.ID) bool {
 	s := c.shard(id)
 	s.mu.Lock()
-	_, ok := s.m[id]
+	_, ok := s.idx[id]
 	s.mu.Unlock()
 	return ok
 }
 
-// add caches v as the persisted version of id, replacing an older one.
-func (c *vertexCache) add(id vertex.ID, v *vertex.Vertex) {
+// put caches rec as the persisted record of id, replacing an older one. rec is
+// copied. A record too large for a chunk is not cached (and an older one dropped).
+func (c *vertexCache) put(id vertex.ID, rec []byte) {
 	s := c.shard(id)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if e := s.m[id]; e != nil {
-		s.drop(id, e) // replaced below, after making room
-	}
-	size := v.Size()
-	if size > s.budget {
+	n := entryHeader + len(rec)
+	if len(s.chunks) == 0 || n > s.chunk {
+		delete(s.idx, id)
 		return
 	}
-	for s.bytes+size > s.budget && len(s.ring) > 0 {
-		s.evictOne()
+	if off, ok := s.idx[id]; ok {
+		// A new version of a cached vertex (a persist rewriting it, or its
+		// keys found by hashing) usually has the same size: overwrite it in
+		// its slot rather than leave the old one as garbage in the ring.
+		if e := s.slot(off); len(e) >= n {
+			binary.BigEndian.PutUint16(e[10:], uint16(len(rec)))
+			copy(e[entryHeader:], rec)
+			return
+		}
 	}
-	s.m[id] = &cacheEntry{v: v, slot: len(s.ring)}
-	s.ring = append(s.ring, id)
-	s.bytes += size
+	size := uint64(s.chunk)
+	if s.head%size+uint64(n) > size { // does not fit: start the next chunk
+		s.head = (s.head/size + 1) * size
+	}
+	if s.head >= size*uint64(len(s.chunks)) {
+		s.head = 0 // round the ring
+	}
+	ci := int(s.head / size)
+	if s.head%size == 0 {
+		s.recycle(ci)
+	}
+	ch := s.chunks[ci]
+	ch = binary.BigEndian.AppendUint64(ch, uint64(id))
+	ch = binary.BigEndian.AppendUint16(ch, uint16(len(rec)))
+	ch = binary.BigEndian.AppendUint16(ch, uint16(len(rec)))
+	s.chunks[ci] = append(ch, rec...)
+	s.idx[id] = s.head
+	s.head += uint64(n)
+	s.bytes += n
 }
 
-// setKey caches key k (and for a branch its children's keys) for the persisted
-// vertex v at id; the cached vertex is replaced by a copy, since readers may hold v.
+// recycle empties chunk ci before the ring's head writes into it again,
+// dropping the index entries that still point into it. A chunk is allocated
+// the first time the head reaches it.
+func (s *cacheShard) recycle(ci int) {
+	ch := s.chunks[ci]
+	if ch == nil {
+		s.chunks[ci] = make([]byte, 0, s.chunk)
+		return
+	}
+	base := uint64(ci) * uint64(s.chunk)
+	for at := 0; at < len(ch); {
+		id := vertex.ID(binary.BigEndian.Uint64(ch[at:]))
+		if off, ok := s.idx[id]; ok && off == base+uint64(at) {
+			delete(s.idx, id)
+		}
+		at += entryHeader + int(binary.BigEndian.Uint16(ch[at+8:]))
+	}
+	s.bytes -= len(ch)
+	s.chunks[ci] = ch[:0]
+}
+
+// setKey caches key k (and for a branch its children's keys kids) that hashing
+// found for the persisted vertex v at id. Records store a key only for a branch
+// whose key is a hash: for any other vertex there is nothing to cache.
 func (c *vertexCache) setKey(id vertex.ID, v *vertex.Vertex, k hashkey.Key, kids vertex.ChildKeys) {
+	if v.Kind != vertex.Branch || !k.IsHash() {
+		return
+	}
 	cp := *v
-	cp.Key, cp.Stale = k, 0
-	if kids != nil {
-		cp.ChildKeys = append(vertex.ChildKeys(nil), kids...) // not the hasher's arena
-	}
-	c.add(id, &cp)
+	cp.Key, cp.ChildKeys, cp.Stale = k, kids, 0
+	var buf [640]byte
+	c.put(id, vertex.Encode(buf[:0], &cp))
 }
 
-// detach returns a copy of a persisted frame vertex that shares no memory with
-// the frame: frame vertices live in slabs and arenas (newVertex, nibbles), and a
-// cached vertex pointing into them would keep whole chunks alive, far past the
-// cache's byte budget. Path and value share one allocation.
-func detach(v *vertex.Vertex) *vertex.Vertex {
-	c := *v
-	if n := len(v.Path) + len(v.Value); n > 0 {
-		b := make([]byte, 0, n)
-		b = append(b, v.Path...)
-		b = append(b, v.Value...)
-		c.Path, c.Value = b[:len(v.Path):len(v.Path)], b[len(v.Path):]
-		if v.Path == nil {
-			c.Path = nil
-		}
-		if v.Value == nil {
-			c.Value = nil
-		}
-	}
-	if v.Kids != nil {
-		k := *v.Kids
-		c.Kids = &k
-	}
-	if v.Acc != nil {
-		a := *v.Acc
-		c.Acc = &a
-	}
-	if v.ChildKeys != nil {
-		c.ChildKeys = append(vertex.ChildKeys(nil), v.ChildKeys...)
-	}
-	return &c
-}
-
+// remove drops id from the cache.
 func (c *vertexCache) remove(id vertex.ID) {
 	s := c.shard(id)
 	s.mu.Lock()
-	if e := s.m[id]; e != nil {
-		s.drop(id, e)
-	}
+	delete(s.idx, id)
 	s.mu.Unlock()
-}
-
-func (s *cacheShard) evictOne() {
-	for {
-		if s.hand >= len(s.ring) {
-			s.hand = 0
-		}
-		id := s.ring[s.hand]
-		e := s.m[id]
-		if e.ref {
-			e.ref = false
-			s.hand++
-			continue
-		}
-		s.drop(id, e)
-		return
-	}
-}
-
-// drop removes e, moving the ring's last ID into its slot.
-func (s *cacheShard) drop(id vertex.ID, e *cacheEntry) {
-	last := len(s.ring) - 1
-	moved := s.ring[last]
-	s.ring[e.slot] = moved
-	s.m[moved].slot = e.slot
-	s.ring = s.ring[:last]
-	delete(s.m, id)
-	s.bytes -= e.v.Size()
 }
 
 func (c *vertexCache) stats() CacheStats {
@@ -188,9 +213,9 @@ func (c *vertexCache) stats() CacheStats {
 	for i := range c.shards {
 		s := &c.shards[i]
 		s.mu.Lock()
-		st.Entries += len(s.m)
+		st.Entries += len(s.idx)
 		st.Bytes += s.bytes
-		st.Budget += s.budget
+		st.Budget += len(s.chunks) * s.chunk
 		s.mu.Unlock()
 	}
 	return st

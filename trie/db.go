@@ -15,7 +15,8 @@ type Options struct {
 	// must have (0 means vertex.Latest). Opening a database of another format
 	// fails with a *FormatError; trie-migrate converts it.
 	Format vertex.Format
-	// CacheBytes bounds the decoded-vertex cache above the backend (default 256 MiB).
+	// CacheBytes bounds the bytes of vertex records cached above the backend
+	// (default 256 MiB; the cache's index adds about 40 bytes per record).
 	CacheBytes int
 	// Workers is how many goroutines hash sub-tries in parallel (default
 	// GOMAXPROCS; 1 hashes serially). Results are identical either way.
@@ -158,9 +159,11 @@ func (db *DB) Close() error {
 }
 
 // load returns persisted vertex id (nil when absent), from the cache or the backend.
+// Each call returns a vertex of its own, decoded from the cached or stored record.
 func (db *DB) load(id vertex.ID) (*vertex.Vertex, error) {
-	if v := db.cache.get(id); v != nil {
-		return v, nil
+	decode := func(rec []byte) (*vertex.Vertex, error) { return db.decode(id, rec) }
+	if v, err := db.cache.get(id, decode); v != nil || err != nil {
+		return v, err
 	}
 	rec, err := db.backend.Vertex(id)
 	if err != nil {
@@ -169,11 +172,11 @@ func (db *DB) load(id vertex.ID) (*vertex.Vertex, error) {
 	if rec == nil {
 		return nil, nil
 	}
-	v, err := db.decode(id, rec)
+	v, err := decode(rec)
 	if err != nil {
 		return nil, err
 	}
-	db.cache.add(id, v)
+	db.cache.put(id, rec)
 	return v, nil
 }
 
@@ -223,14 +226,9 @@ func (db *DB) prefetchChildren(tx *Tx, v *vertex.Vertex) error {
 		return nil
 	}
 	err := db.backend.VertexRange(v.Base, vertex.BranchSlots, func(id vertex.ID, rec []byte) error {
-		if db.cache.contains(id) {
-			return nil // keep the cached version: it may carry keys the record lacks
+		if !db.cache.contains(id) { // a cached version may carry keys the record lacks
+			db.cache.put(id, rec) // checked when decoded, like every cached record
 		}
-		c, err := db.decode(id, rec)
-		if err != nil {
-			return err
-		}
-		db.cache.add(id, c)
 		return nil
 	})
 	if err != nil && !errors.Is(err, vertex.ErrCorrupt) {

@@ -76,12 +76,11 @@ func (db *DB) Persist(tx *Tx, block uint64) error {
 	}
 	// The store now holds the new state: refresh the cache in place (keeping its
 	// capacity and every untouched entry) and move the base up to tx.
-	for id, v := range merged {
-		if v == nil {
-			db.cache.remove(id)
-		} else {
-			db.cache.add(id, detach(v))
-		}
+	for _, r := range batch.Puts {
+		db.cache.put(r.ID, r.Rec)
+	}
+	for _, id := range batch.Deletes {
+		db.cache.remove(id)
 	}
 	for _, f := range chain[1:] {
 		f.state, f.vtx = folded, frameStore{}

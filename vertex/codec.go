@@ -164,6 +164,7 @@ type decoder struct {
 	b   []byte
 	off int
 	err error
+	buf []byte // backing store of the decoded vertex's slices
 }
 
 func (d *decoder) fail(reason string) {
@@ -229,8 +230,16 @@ func (d *decoder) uvarint() uint64 {
 // Decode parses a record made by Encode. It copies what it keeps, so b may be
 // reused. Every malformed input gives a *CorruptError; it never panics.
 func Decode(b []byte) (*Vertex, error) {
-	d := &decoder{b: b}
-	v := &Vertex{}
+	// One allocation holds the vertex and the account it may carry, and one
+	// buffer its path, value and children's keys (each piece capped, so that
+	// an append to one never writes into the next): decoding is on the path of
+	// every cached read.
+	va := new(struct {
+		v   Vertex
+		acc Account
+	})
+	d := &decoder{b: b, buf: make([]byte, 0, len(b)+64)}
+	v := &va.v
 	tag := d.take(1)
 	if tag == nil {
 		return nil, d.err
@@ -293,9 +302,10 @@ func Decode(b []byte) (*Vertex, error) {
 				}
 			}
 			if d.err == nil {
-				ck := make(ChildKeys, 2, 2+d.off-start)
-				binary.BigEndian.PutUint16(ck, v.Used)
-				v.ChildKeys = append(ck, b[start:d.off]...)
+				mark := len(d.buf)
+				d.buf = binary.BigEndian.AppendUint16(d.buf, v.Used)
+				d.buf = append(d.buf, b[start:d.off]...)
+				v.ChildKeys = d.piece(mark)
 			}
 		}
 	default:
@@ -309,7 +319,11 @@ func Decode(b []byte) (*Vertex, error) {
 		d.fail("empty hex-prefix path")
 	}
 	if hp := d.take(int(min(hpLen, uint64(len(b))+1))); hp != nil {
-		path, leaf, err := hashkey.DecodeHexPrefix(nil, hp)
+		mark := len(d.buf)
+		var leaf bool
+		var err error
+		d.buf, leaf, err = hashkey.DecodeHexPrefix(d.buf, hp)
+		path := d.piece(mark)
 		switch {
 		case err != nil:
 			d.fail(err.Error())
@@ -320,7 +334,7 @@ func Decode(b []byte) (*Vertex, error) {
 			v.Path = path
 		}
 	}
-	d.payload(v)
+	d.payload(v, &va.acc)
 	if d.err == nil && d.off != len(b) {
 		d.fail(fmt.Sprintf("%d trailing bytes", len(b)-d.off))
 	}
@@ -334,7 +348,12 @@ func Decode(b []byte) (*Vertex, error) {
 	return v, nil
 }
 
-func (d *decoder) payload(v *Vertex) {
+// piece returns the bytes appended to d.buf since mark, capped at their length.
+func (d *decoder) piece(mark int) []byte {
+	return d.buf[mark:len(d.buf):len(d.buf)]
+}
+
+func (d *decoder) payload(v *Vertex, acc *Account) {
 	switch v.Payload {
 	case RawPayload:
 		n := d.uvarint()
@@ -342,16 +361,21 @@ func (d *decoder) payload(v *Vertex) {
 			d.fail("empty raw value")
 		}
 		if s := d.take(int(min(n, uint64(len(d.b))+1))); s != nil {
-			v.Value = append([]byte(nil), s...)
+			mark := len(d.buf)
+			d.buf = append(d.buf, s...)
+			v.Value = d.piece(mark)
 		}
 	case SlotPayload:
 		s := d.sbe(32)
 		if len(s) == 0 && d.err == nil {
 			d.fail("zero storage slot")
 		}
-		v.Value = append([]byte(nil), s...)
+		mark := len(d.buf)
+		d.buf = append(d.buf, s...)
+		v.Value = d.piece(mark)
 	case AccountPayload:
-		a := &Account{CodeHash: hashkey.EmptyCodeHash}
+		a := acc
+		a.CodeHash = hashkey.EmptyCodeHash
 		v.Acc = a
 		m := d.take(1)
 		if m == nil {

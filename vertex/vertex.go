@@ -91,16 +91,3 @@ func (v *Vertex) CloneInto(c *Vertex) {
 
 // HasValue reports whether v carries a payload (always true for a leaf).
 func (v *Vertex) HasValue() bool { return v.Payload != NoPayload }
-
-// Size is an estimate of the memory v holds, for byte-bounded caches.
-func (v *Vertex) Size() int {
-	n := 128 + len(v.Path) + len(v.Value)
-	if v.Kids != nil {
-		n += 128
-	}
-	if v.Acc != nil {
-		n += 96
-	}
-	n += len(v.ChildKeys)
-	return n
-}
