@@ -14,8 +14,11 @@ const (
 	DefaultBlockSizeBytes = 4 << 10
 	// DefaultBloomBitsPerKey is the default Options.BloomBitsPerKey (~1% false positives).
 	DefaultBloomBitsPerKey = 10
-	// DefaultWriteBufferBytes is the default Options.WriteBufferBytes (64 MiB).
-	DefaultWriteBufferBytes = 64 << 20
+	// DefaultWriteBufferBytes is the default Options.WriteBufferBytes (16 MiB).
+	DefaultWriteBufferBytes = 16 << 20
+	// WriteBuffers is how many memtables a column family may hold, and
+	// WriteBuffersToMerge how many of them one flush merges into one file.
+	WriteBuffers, WriteBuffersToMerge = 8, 4
 	// DefaultMaxOpenFiles is the default Options.MaxOpenFiles (-1: all files open).
 	DefaultMaxOpenFiles = -1
 	// DefaultMetadataBlock is the target size of an index or filter partition
@@ -54,8 +57,13 @@ type Options struct {
 	// on every level but the bottommost, which uses ZSTD.
 	NoCompression bool
 
-	// WriteBufferBytes is the size of one memtable; RocksDB keeps up to two per
-	// column family. Default 64 MiB.
+	// WriteBufferBytes is the size of one memtable. RocksDB keeps up to
+	// WriteBuffers of them per column family and flushes WriteBuffersToMerge
+	// at a time into one level-0 file. Small memtables make the inserts of a
+	// write batch cheaper (a shallower skiplist: a persist of ~17,600 records
+	// took 0.77x the time with 8 x 16 MiB merged 4 per flush as with 2 x 64
+	// MiB), while merged flushes keep level-0 files as large as before.
+	// Default 16 MiB.
 	WriteBufferBytes uint64
 
 	// MaxOpenFiles bounds the SST files RocksDB keeps open; -1 keeps them all
@@ -194,7 +202,8 @@ func (o *Options) build(create bool) *nativeOptions {
 
 	// Column families (both share these options).
 	d.SetWriteBufferSize(o.WriteBufferBytes)
-	d.SetMaxWriteBufferNumber(2)
+	d.SetMaxWriteBufferNumber(WriteBuffers)
+	d.SetMinWriteBufferNumberToMerge(WriteBuffersToMerge)
 	d.SetLevelCompactionDynamicLevelBytes(true)
 	d.SetTargetFileSizeBase(64 << 20)
 	d.SetMaxBytesForLevelBase(256 << 20)

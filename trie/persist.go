@@ -1,6 +1,7 @@
 package trie
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 
@@ -37,39 +38,24 @@ func (db *DB) Persist(tx *Tx, block uint64) error {
 	if err != nil {
 		return fmt.Errorf("trie: persist: hashing: %w", err)
 	}
-	merged := make(map[vertex.ID]*vertex.Vertex)
-	for i := len(chain) - 1; i >= 0; i-- {
-		chain[i].vtx.each(func(id vertex.ID, v *vertex.Vertex) { merged[id] = v })
-	}
 	a := admin{format: db.format, top: tx.alloc.Top, block: block, root: root}
 	batch := vertex.Batch{Admin: a.encode()}
-	// Records go to the store in ID order: RocksDB's memtable takes sorted
-	// inserts about a third faster than random ones, and the encode buffer is
-	// then written front to back.
-	ids := make([]vertex.ID, 0, len(merged))
-	size := 0
-	for id, v := range merged {
-		ids = append(ids, id)
-		if v != nil {
-			size += 64 + len(v.Path) + len(v.Value)
-		}
-	}
-	slices.Sort(ids)
+	changes, size := chainChanges(chain)
 	buf := make([]byte, 0, size)
-	for _, id := range ids {
-		v := merged[id]
+	for _, c := range changes {
+		v := c.v
 		if v == nil {
-			batch.Deletes = append(batch.Deletes, id)
+			batch.Deletes = append(batch.Deletes, c.id)
 			continue
 		}
 		if db.noChild && v.ChildKeys != nil {
-			c := *v
-			c.ChildKeys = nil
-			v = &c
+			cp := *v
+			cp.ChildKeys = nil
+			v = &cp
 		}
 		start := len(buf)
 		buf = vertex.Encode(buf, v)
-		batch.Puts = append(batch.Puts, vertex.Record{ID: id, Rec: buf[start:len(buf):len(buf)]})
+		batch.Puts = append(batch.Puts, vertex.Record{ID: c.id, Rec: buf[start:len(buf):len(buf)]})
 	}
 	if err := db.backend.Write(&batch); err != nil {
 		return fmt.Errorf("trie: persist block %d: %w", block, err)
@@ -89,4 +75,37 @@ func (db *DB) Persist(tx *Tx, block uint64) error {
 	tx.parent, tx.vtx, tx.sealed = nil, newFrameStore(^vertex.ID(0)), true
 	db.base, db.block, db.root = tx, block, root
 	return nil
+}
+
+type change struct {
+	id vertex.ID
+	v  *vertex.Vertex // nil: deleted
+}
+
+// chainChanges returns the changes of the frames in chain (newest first), the
+// newest version of each vertex, sorted by ID, and an estimate of their encoded
+// size. Records go to the store in ID order: RocksDB's memtable takes sorted
+// inserts about a third faster than random ones, and the encode buffer is then
+// written front to back.
+func chainChanges(chain []*Tx) ([]change, int) {
+	n := 0
+	for _, f := range chain {
+		n += f.vtx.len()
+	}
+	changes := make([]change, 0, n)
+	for i := len(chain) - 1; i >= 0; i-- { // oldest first: newer versions come later
+		chain[i].vtx.each(func(id vertex.ID, v *vertex.Vertex) { changes = append(changes, change{id, v}) })
+	}
+	slices.SortStableFunc(changes, func(a, b change) int { return cmp.Compare(a.id, b.id) })
+	out, size := changes[:0], 0
+	for i, c := range changes {
+		if i+1 < len(changes) && changes[i+1].id == c.id {
+			continue // a newer frame changed it again
+		}
+		out = append(out, c)
+		if c.v != nil {
+			size += 64 + len(c.v.Path) + len(c.v.Value) + len(c.v.ChildKeys)
+		}
+	}
+	return out, size
 }
