@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"runtime"
 	"sort"
+	"sync"
+	"sync/atomic"
 
 	"github.com/hexstate/hexstate/hashkey"
 	"github.com/hexstate/hexstate/vertex"
@@ -63,30 +66,30 @@ func (tx *Tx) BulkLoadAccounts(accounts []AccountLeaf) error {
 		nslots += len(s)
 	}
 	b := newBulkBuilder(tx, len(accounts)+nslots)
+	parallel := b.parallel(len(accounts))
 	accs := make([]vertex.Account, len(accounts))
 	leaves := make([]bulkLeaf, len(accounts))
-	var slots []bulkLeaf
+	slots := make([]bulkLeaf, 0, nslots)
 	for i := range accounts {
 		a := &accounts[i]
 		accs[i] = vertex.Account{Nonce: a.Account.Nonce, Balance: a.Account.Balance, CodeHash: a.Account.CodeHash}
 		if accs[i].CodeHash == (hashkey.Hash{}) {
 			accs[i].CodeHash = hashkey.EmptyCodeHash
 		}
-		if len(a.Storage) > 0 {
-			slots = slots[:0]
-			for j := range a.Storage {
-				val := a.Storage[j].Value.Bytes32()
-				slots = append(slots, b.leaf(a.Storage[j].Hash[:], vertex.SlotPayload, tx.copyValue(trimLeadingZeros(val[:])), nil))
-			}
-			accs[i].Storage = tx.alloc.Take(1)
-			if _, err := b.build(accs[i].Storage, slots, 0); err != nil {
-				return err
-			}
+		start := len(slots)
+		for j := range a.Storage {
+			val := a.Storage[j].Value.Bytes32()
+			slots = append(slots, b.leaf(a.Storage[j].Hash[:], vertex.SlotPayload, tx.copyValue(trimLeadingZeros(val[:])), nil))
 		}
 		leaves[i] = b.leaf(a.AddrHash[:], vertex.AccountPayload, nil, &accs[i])
+		storage := slots[start:len(slots):len(slots)]
+		if parallel {
+			leaves[i].storage = storage // built by the worker that builds the account's sub-trie
+		} else if err := b.buildStorage(&accs[i], storage); err != nil {
+			return err // serial: built now, while its leaves are in the CPU's cache
+		}
 	}
-	_, err := b.build(vertex.RootID, leaves, 0)
-	return err
+	return b.buildRoot(leaves, parallel)
 }
 
 // BulkLoad builds the generic trie of an empty frame from keys sorted strictly
@@ -117,8 +120,7 @@ func (tx *Tx) BulkLoad(keys, values [][]byte) error {
 	for i := range keys {
 		leaves[i] = b.leaf(keys[i], vertex.RawPayload, tx.copyValue(values[i]), nil)
 	}
-	_, err := b.build(vertex.RootID, leaves, 0)
-	return err
+	return b.buildRoot(leaves, b.parallel(len(leaves)))
 }
 
 func (tx *Tx) checkEmpty() error {
@@ -129,16 +131,28 @@ func (tx *Tx) checkEmpty() error {
 	return err
 }
 
-// bulkLeaf is a leaf waiting for its place: its full nibble path and its vertex.
+// bulkLeaf is a leaf waiting for its place: its full nibble path, its vertex
+// and, for an account, the leaves of its storage trie.
 type bulkLeaf struct {
-	path []byte
-	v    *vertex.Vertex
+	path    []byte
+	v       *vertex.Vertex
+	storage []bulkLeaf
 }
 
+// bulkParallelMin is how many leaves a load needs before the root's sub-tries
+// are built by parallel workers.
+const bulkParallelMin = 4096
+
+// bulkBuilder builds sub-tries bottom-up. Parallel builders each take IDs from a
+// range of their own (alloc) and write only those slots of the frame's fresh-ID
+// slice, which is sized for the whole load before they start; they share nothing
+// else that is written.
 type bulkBuilder struct {
-	tx   *Tx
-	h    hasher
-	slab []vertex.Vertex // leaves, allocated together
+	tx       *Tx
+	h        hasher
+	alloc    vertex.Allocator
+	branches []vertex.Vertex // slab of new branches
+	leaves   []vertex.Vertex // slab of leaves (the serial preparation's)
 }
 
 func newBulkBuilder(tx *Tx, leaves int) *bulkBuilder {
@@ -149,57 +163,230 @@ func newBulkBuilder(tx *Tx, leaves int) *bulkBuilder {
 		ids = 6 * leaves
 	}
 	tx.vtx.reserve(ids)
-	return &bulkBuilder{tx: tx, h: hasher{tx: tx}, slab: make([]vertex.Vertex, 0, leaves)}
+	return &bulkBuilder{tx: tx, h: hasher{tx: tx}, alloc: tx.alloc, leaves: make([]vertex.Vertex, 0, leaves)}
 }
 
 func (b *bulkBuilder) leaf(key []byte, kind vertex.PayloadKind, value []byte, acc *vertex.Account) bulkLeaf {
-	b.slab = append(b.slab, vertex.Vertex{Kind: vertex.Leaf, Payload: kind, Value: value, Acc: acc})
-	return bulkLeaf{path: b.tx.keyNibbles(key), v: &b.slab[len(b.slab)-1]}
+	b.leaves = append(b.leaves, vertex.Vertex{Kind: vertex.Leaf, Payload: kind, Value: value, Acc: acc})
+	return bulkLeaf{path: b.tx.keyNibbles(key), v: &b.leaves[len(b.leaves)-1]}
+}
+
+// bulkRun is one child sub-trie of the root, built by one worker.
+type bulkRun struct {
+	id     vertex.ID
+	n      byte
+	leaves []bulkLeaf
+	ids    int       // IDs it takes
+	top    vertex.ID // the allocator's top before it
+	key    hashkey.Key
+	err    error
+}
+
+// buildRoot builds leaves (sorted, the whole trie) at the root. A large load
+// whose root is a branch is split into the root's child sub-tries, built in
+// parallel by the database's workers; the IDs each takes are counted first
+// (ids) so that each gets its own range, in key order; the IDs are the same
+// whatever the number of workers. (A serial load builds every storage trie
+// before the account trie, so its IDs differ; its keys do not.)
+func (b *bulkBuilder) buildRoot(leaves []bulkLeaf, parallel bool) error {
+	tx := b.tx
+	if !parallel {
+		// Serial: no counting pass; the frame's slice grows as IDs are taken.
+		_, err := b.build(vertex.RootID, leaves, 0)
+		tx.alloc = b.alloc
+		return err
+	}
+	first, last := leaves[0].path, leaves[len(leaves)-1].path
+	d := commonPrefix(first, last)
+	br := b.newBranch(first[:d])
+	if len(first) == d { // the first key ends at the root: it is the root's value
+		setPayload(br, leaves[0].v)
+		leaves = leaves[1:]
+	}
+	var runs []bulkRun
+	eachRun(leaves, d, func(n byte, run []bulkLeaf) { runs = append(runs, bulkRun{n: n, leaves: run}) })
+	workers := b.workers()
+	forEach(len(runs), workers, func(i int) { runs[i].ids = b.ids(runs[i].leaves, d+1) })
+	for i := range runs { // IDs in the order a serial build takes them
+		runs[i].id = b.addChild(br, runs[i].n)
+		runs[i].top = b.alloc.Top
+		b.alloc.Top += vertex.ID(runs[i].ids)
+	}
+	tx.vtx.extend(b.alloc.Top)
+	forEach(len(runs), workers, func(i int) {
+		r := &runs[i]
+		w := &bulkBuilder{tx: tx, h: hasher{tx: tx}, alloc: vertex.Allocator{Top: r.top}}
+		r.key, r.err = w.build(r.id, r.leaves, d+1)
+	})
+	var kids [16]hashkey.Key
+	for _, r := range runs {
+		if r.err != nil {
+			return r.err
+		}
+		kids[r.n] = r.key
+	}
+	tx.alloc = b.alloc
+	return b.finishBranch(vertex.RootID, br, &kids)
+}
+
+// buildStorage builds the storage trie of account a from its leaves, if any.
+func (b *bulkBuilder) buildStorage(a *vertex.Account, storage []bulkLeaf) error {
+	if len(storage) == 0 {
+		return nil
+	}
+	a.Storage = b.alloc.Take(1)
+	_, err := b.build(a.Storage, storage, 0)
+	return err
+}
+
+func (b *bulkBuilder) workers() int {
+	if w := b.tx.db.workers; w > 0 {
+		return w
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
+// parallel reports whether a load of n leaves is built by parallel workers.
+func (b *bulkBuilder) parallel(n int) bool { return n >= bulkParallelMin && b.workers() > 1 }
+
+// forEach calls fn(0..n-1) on up to workers goroutines.
+func forEach(n, workers int, fn func(i int)) {
+	if workers <= 1 || n <= 1 {
+		for i := 0; i < n; i++ {
+			fn(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(workers, n) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				fn(i)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// eachRun calls fn for each run of leaves (sorted, all sharing path[:d], none
+// ending at d) with the same nibble at d, in order. Runs are found by binary
+// search: they are long near the root.
+func eachRun(leaves []bulkLeaf, d int, fn func(n byte, run []bulkLeaf)) {
+	for len(leaves) > 0 {
+		n, end := nextRun(leaves, d)
+		fn(n, leaves[:end])
+		leaves = leaves[end:]
+	}
+}
+
+// nextRun returns the nibble at d of the first of leaves and the length of the
+// run of leaves that share it, found by binary search: runs are long near the root.
+func nextRun(leaves []bulkLeaf, d int) (byte, int) {
+	n := leaves[0].path[d]
+	return n, 1 + sort.Search(len(leaves)-1, func(i int) bool { return leaves[i+1].path[d] != n })
+}
+
+// ids returns how many IDs build takes for leaves (sorted, sharing path[:depth])
+// placed at an existing ID: build's recursion without its work.
+func (b *bulkBuilder) ids(leaves []bulkLeaf, depth int) int {
+	switch len(leaves) {
+	case 0:
+		return 0
+	case 1:
+		if s := leaves[0].storage; len(s) > 0 {
+			return 1 + b.ids(s, 0) // the storage root's ID, then its trie
+		}
+		return 0
+	}
+	v1 := b.tx.db.format == vertex.FormatV1
+	first, last := leaves[0].path, leaves[len(leaves)-1].path
+	d := depth + commonPrefix(first[depth:], last[depth:])
+	n := 0
+	if !v1 {
+		n = vertex.BranchSlots
+	}
+	if len(first) == d {
+		leaves = leaves[1:]
+	}
+	eachRun(leaves, d, func(_ byte, run []bulkLeaf) {
+		if v1 {
+			n++
+		}
+		n += b.ids(run, d+1)
+	})
+	return n
 }
 
 // build places leaves (sorted, all sharing path[:depth]) as the sub-trie rooted
 // at id and returns its key. Because the leaves are sorted, their common prefix is
 // that of the first and the last, and each child's leaves are a contiguous run.
+// An account's storage trie is built (and hashed) just before its leaf.
 func (b *bulkBuilder) build(id vertex.ID, leaves []bulkLeaf, depth int) (hashkey.Key, error) {
-	tx := b.tx
 	if len(leaves) == 0 {
 		return hashkey.Key{}, nil // an empty load leaves the trie empty
 	}
 	if len(leaves) == 1 {
-		v := leaves[0].v
-		v.Path = leaves[0].path[depth:]
+		l := leaves[0]
+		v := l.v
+		if err := b.buildStorage(v.Acc, l.storage); err != nil {
+			return hashkey.Key{}, err
+		}
+		v.Path = l.path[depth:]
 		inner, outer, err := b.h.encode(v, nil)
 		if err != nil {
 			return hashkey.Key{}, err
 		}
 		v.Key = b.h.nodeKey(inner, outer)
-		tx.vtx.set(id, v)
+		b.set(id, v)
 		return v.Key, nil
 	}
 	first, last := leaves[0].path, leaves[len(leaves)-1].path
 	d := depth + commonPrefix(first[depth:], last[depth:])
-	br := tx.newBranch(first[depth:d])
+	br := b.newBranch(first[depth:d])
 	if len(first) == d { // the first key ends here: it is the branch's value
 		setPayload(br, leaves[0].v)
 		leaves = leaves[1:]
 	}
 	var kids [16]hashkey.Key
 	for len(leaves) > 0 {
-		n := leaves[0].path[d]
-		// The run of nibble n, found by binary search: runs are long near the root.
-		end := 1 + sort.Search(len(leaves)-1, func(i int) bool { return leaves[i+1].path[d] != n })
-		k, err := b.build(tx.addChild(br, n), leaves[:end], d+1)
+		n, end := nextRun(leaves, d)
+		k, err := b.build(b.addChild(br, n), leaves[:end], d+1)
 		if err != nil {
 			return k, err
 		}
 		kids[n] = k
 		leaves = leaves[end:]
 	}
-	inner, outer, err := b.h.encodeBranch(br, &kids)
+	err := b.finishBranch(id, br, &kids)
+	return br.Key, err
+}
+
+// finishBranch hashes branch br from its children's keys and places it at id.
+func (b *bulkBuilder) finishBranch(id vertex.ID, br *vertex.Vertex, kids *[16]hashkey.Key) error {
+	inner, outer, err := b.h.encodeBranch(br, kids)
 	if err != nil {
-		return hashkey.Key{}, err
+		return err
 	}
 	br.Key = b.h.nodeKey(inner, outer)
-	tx.vtx.set(id, br)
-	return br.Key, nil
+	b.set(id, br)
+	return nil
+}
+
+func (b *bulkBuilder) newBranch(p []byte) *vertex.Vertex {
+	br := take(&b.branches, 256)
+	initBranch(br, p, b.tx.db.format, &b.alloc)
+	return br
+}
+
+func (b *bulkBuilder) addChild(br *vertex.Vertex, n byte) vertex.ID { return addChild(br, n, &b.alloc) }
+
+// set places v at id: a fresh ID in the slot sized for it (race-free between
+// builders, whose IDs differ), the root through the frame's map.
+func (b *bulkBuilder) set(id vertex.ID, v *vertex.Vertex) {
+	if !b.tx.vtx.setSized(id, v) {
+		b.tx.vtx.set(id, v)
+	}
 }

@@ -96,6 +96,29 @@ func (s *frameStore) set(id vertex.ID, v *vertex.Vertex) {
 	s.fresh[i] = v
 }
 
+// extend sizes the fresh-ID slice to hold every ID up to top, so that setSized
+// can fill it from several goroutines (at different IDs) without growing it.
+func (s *frameStore) extend(top vertex.ID) {
+	if top < s.first {
+		return
+	}
+	n := int(top-s.first) + 1
+	if n > len(s.fresh) {
+		s.reserve(n - len(s.fresh))
+		s.fresh = s.fresh[:n]
+	}
+}
+
+// setSized records v at fresh ID id when extend has made room for it, and
+// reports whether it did. It writes only that slot.
+func (s *frameStore) setSized(id vertex.ID, v *vertex.Vertex) bool {
+	if id < s.first || uint64(id-s.first) >= uint64(len(s.fresh)) {
+		return false
+	}
+	s.fresh[id-s.first] = v
+	return true
+}
+
 // reserve makes room for n more fresh IDs without regrowing the slice.
 func (s *frameStore) reserve(n int) {
 	if cap(s.fresh)-len(s.fresh) < n {

@@ -200,21 +200,31 @@ func (tx *Tx) keyNibbles(key []byte) []byte {
 // database's format requires.
 func (tx *Tx) newBranch(p []byte) *vertex.Vertex {
 	b := tx.newVertex()
-	b.Kind, b.Path = vertex.Branch, p
-	if tx.db.format == vertex.FormatV1 {
-		b.Kids = new([16]vertex.ID)
-	} else {
-		b.Base = tx.alloc.Take(vertex.BranchSlots)
-	}
+	initBranch(b, p, tx.db.format, &tx.alloc)
 	return b
 }
 
 // addChild marks slot n of branch b used and returns the child's ID: base+n in v2,
 // a fresh ID in v1.
-func (tx *Tx) addChild(b *vertex.Vertex, n byte) vertex.ID {
+func (tx *Tx) addChild(b *vertex.Vertex, n byte) vertex.ID { return addChild(b, n, &tx.alloc) }
+
+// initBranch makes b an empty branch with path p; in format v2 it takes its 16
+// child slots from a, in v1 it gets an empty child array.
+func initBranch(b *vertex.Vertex, p []byte, f vertex.Format, a *vertex.Allocator) {
+	b.Kind, b.Path = vertex.Branch, p
+	if f == vertex.FormatV1 {
+		b.Kids = new([16]vertex.ID)
+	} else {
+		b.Base = a.Take(vertex.BranchSlots)
+	}
+}
+
+// addChild marks slot n of branch b used and returns the child's ID: base+n in
+// v2, a fresh ID from a in v1.
+func addChild(b *vertex.Vertex, n byte, a *vertex.Allocator) vertex.ID {
 	b.Used |= 1 << n
 	if b.Kids != nil {
-		b.Kids[n] = tx.alloc.Take(1)
+		b.Kids[n] = a.Take(1)
 		return b.Kids[n]
 	}
 	return b.Base + vertex.ID(n)

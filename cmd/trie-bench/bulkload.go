@@ -89,8 +89,25 @@ func runBulkload(f *benchFlags, w *workload, out io.Writer) error {
 	results = append(results, kec)
 
 	leaves := w.leaves()
+	// Each hexstate layout runs twice: with the default workers (GOMAXPROCS:
+	// the root's sub-tries are built in parallel) and with one, serial.
+	type run struct {
+		name    string
+		workers int
+	}
+	var runs []run
 	for _, name := range f.impls {
+		runs = append(runs, run{name, 0})
+		if name != "geth" {
+			runs = append(runs, run{name, 1})
+		}
+	}
+	for _, rn := range runs {
+		name := rn.name
 		r := &bulkResult{name: name}
+		if rn.workers == 1 {
+			r.name += " serial"
+		}
 		for range f.reps {
 			var d time.Duration
 			var root hashkey.Hash
@@ -103,12 +120,12 @@ func runBulkload(f *benchFlags, w *workload, out io.Writer) error {
 				root = hashkey.Hash(stackState(w, nil))
 				d = time.Since(start)
 			} else {
-				db, err := trie.Open(trie.NewMemoryBackend(), &trie.Options{Format: formatOf(name), CacheBytes: f.cacheMB << 20})
+				db, err := trie.Open(trie.NewMemoryBackend(), &trie.Options{Format: formatOf(name), CacheBytes: f.cacheMB << 20, Workers: rn.workers})
 				if err != nil {
 					return err
 				}
 				tx := db.Begin()
-				d, err = timed(name, "bulkload", func() (e error) {
+				d, err = timed(r.name, "bulkload", func() (e error) {
 					if e = tx.BulkLoadAccounts(leaves); e != nil {
 						return e
 					}
