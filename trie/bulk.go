@@ -69,12 +69,18 @@ func (tx *Tx) BulkLoadAccounts(accounts []AccountLeaf) error {
 	parallel := b.parallel(len(accounts))
 	accs := make([]vertex.Account, len(accounts))
 	leaves := make([]bulkLeaf, len(accounts))
-	slots := make([]bulkLeaf, 0, nslots)
+	var slots []bulkLeaf
+	if parallel {
+		slots = make([]bulkLeaf, 0, nslots)
+	}
 	for i := range accounts {
 		a := &accounts[i]
 		accs[i] = vertex.Account{Nonce: a.Account.Nonce, Balance: a.Account.Balance, CodeHash: a.Account.CodeHash}
 		if accs[i].CodeHash == (hashkey.Hash{}) {
 			accs[i].CodeHash = hashkey.EmptyCodeHash
+		}
+		if !parallel {
+			slots = slots[:0] // built below, before the next account's: reuse the slice
 		}
 		start := len(slots)
 		for j := range a.Storage {
