@@ -183,6 +183,15 @@ func (s *Store) Write(b *vertex.Batch) error {
 	defer s.wmu.Unlock()
 	wb := s.batch
 	defer wb.Clear()
+	s.fill(wb, b)
+	if err := s.db.Write(s.wo, wb); err != nil {
+		return fmt.Errorf("rocks: write batch (%d puts, %d deletes): %w", len(b.Puts), len(b.Deletes), err)
+	}
+	return nil
+}
+
+// fill puts b's records, deletions and admin record into wb.
+func (s *Store) fill(wb *grocksdb.WriteBatch, b *vertex.Batch) {
 	var k [8]byte
 	for _, r := range b.Puts {
 		putKey(k[:], r.ID)
@@ -195,10 +204,6 @@ func (s *Store) Write(b *vertex.Batch) error {
 	if b.Admin != nil {
 		wb.PutCF(s.cfAdmin, adminKey, b.Admin)
 	}
-	if err := s.db.Write(s.wo, wb); err != nil {
-		return fmt.Errorf("rocks: write batch (%d puts, %d deletes): %w", len(b.Puts), len(b.Deletes), err)
-	}
-	return nil
 }
 
 // Stats returns the reads served since Open: Vertex calls (PointReads),

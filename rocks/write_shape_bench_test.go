@@ -324,26 +324,15 @@ func wsFillBatch(rng *rand.Rand, seen []uint64, pool []byte, batch *vertex.Batch
 	binary.BigEndian.PutUint64(batch.Admin, rng.Uint64())
 }
 
-// wsWriteSplit is Store.Write's body (puts and admin; no deletes here) with the
-// batch building and the db.Write call timed separately.
+// wsWriteSplit is Store.Write's body with the batch building and the db.Write
+// call timed separately.
 func wsWriteSplit(s *Store, b *vertex.Batch) (build, write time.Duration, err error) {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	wb := s.batch
 	defer wb.Clear()
 	t0 := time.Now()
-	var k [8]byte
-	for _, r := range b.Puts {
-		putKey(k[:], r.ID)
-		wb.PutCF(s.cfVertex, k[:], r.Rec)
-	}
-	for _, id := range b.Deletes {
-		putKey(k[:], id)
-		wb.DeleteCF(s.cfVertex, k[:])
-	}
-	if b.Admin != nil {
-		wb.PutCF(s.cfAdmin, adminKey, b.Admin)
-	}
+	s.fill(wb, b)
 	t1 := time.Now()
 	err = s.db.Write(s.wo, wb)
 	return t1.Sub(t0), time.Since(t1), err

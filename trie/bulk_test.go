@@ -63,33 +63,11 @@ func TestBulkLoadMatchesInserts(t *testing.T) {
 func TestBulkLoadAccounts(t *testing.T) {
 	rng := rand.New(rand.NewSource(8))
 	for _, f := range formats {
-		var accs []trie.AccountLeaf
-		for i := 0; i < 2000; i++ {
-			var a trie.AccountLeaf
-			rng.Read(a.AddrHash[:])
-			a.Account.Nonce = uint64(rng.Intn(5))
-			a.Account.Balance.SetUint64(rng.Uint64())
-			if i%7 == 0 {
-				for j := 0; j < 1+rng.Intn(40); j++ {
-					var s trie.SlotLeaf
-					rng.Read(s.Hash[:])
-					s.Value.SetUint64(1 + uint64(rng.Intn(1000)))
-					a.Storage = append(a.Storage, s)
-				}
-				sort.Slice(a.Storage, func(i, j int) bool { return bytes.Compare(a.Storage[i].Hash[:], a.Storage[j].Hash[:]) < 0 })
-			}
-			accs = append(accs, a)
-		}
-		sort.Slice(accs, func(i, j int) bool { return bytes.Compare(accs[i].AddrHash[:], accs[j].AddrHash[:]) < 0 })
+		accs := randomAccountLeaves(rng, 2000, 7, 40)
 
 		refDB, _ := trie.Open(trie.NewMemoryBackend(), &trie.Options{Format: f})
 		ref := refDB.Begin()
-		for _, a := range accs {
-			ref.UpdateAccount(a.AddrHash, a.Account)
-			for _, s := range a.Storage {
-				ref.UpdateStorage(a.AddrHash, s.Hash, &s.Value)
-			}
-		}
+		insertAccountLeaves(t, ref, accs)
 		want, _ := ref.StateRoot()
 
 		db, _ := trie.Open(trie.NewMemoryBackend(), &trie.Options{Format: f})
@@ -174,33 +152,12 @@ func TestStateIterators(t *testing.T) {
 // number of workers).
 func TestBulkLoadParallel(t *testing.T) {
 	rng := rand.New(rand.NewSource(9))
-	var accs []trie.AccountLeaf
-	for i := 0; i < 6000; i++ {
-		var a trie.AccountLeaf
-		rng.Read(a.AddrHash[:])
-		a.Account.Nonce = uint64(i)
-		if i%5 == 0 {
-			for j := 0; j < 1+rng.Intn(20); j++ {
-				var s trie.SlotLeaf
-				rng.Read(s.Hash[:])
-				s.Value.SetUint64(1 + uint64(rng.Intn(1000)))
-				a.Storage = append(a.Storage, s)
-			}
-			sort.Slice(a.Storage, func(i, j int) bool { return bytes.Compare(a.Storage[i].Hash[:], a.Storage[j].Hash[:]) < 0 })
-		}
-		accs = append(accs, a)
-	}
-	sort.Slice(accs, func(i, j int) bool { return bytes.Compare(accs[i].AddrHash[:], accs[j].AddrHash[:]) < 0 })
+	accs := randomAccountLeaves(rng, 6000, 5, 20)
 
 	for _, f := range formats {
 		ref, _ := trie.Open(trie.NewMemoryBackend(), &trie.Options{Format: f})
 		rtx := ref.Begin()
-		for _, a := range accs {
-			rtx.UpdateAccount(a.AddrHash, a.Account)
-			for _, s := range a.Storage {
-				rtx.UpdateStorage(a.AddrHash, s.Hash, &s.Value)
-			}
-		}
+		insertAccountLeaves(t, rtx, accs)
 		want, _ := rtx.StateRoot()
 
 		records := map[int]map[vertex.ID][]byte{}
@@ -245,6 +202,45 @@ func TestBulkLoadParallel(t *testing.T) {
 		for id, rec := range records[2] {
 			if !bytes.Equal(rec, records[4][id]) {
 				t.Fatalf("%v: record %d differs between 2 and 4 workers", f, id)
+			}
+		}
+	}
+}
+
+// randomAccountLeaves returns n accounts with random address hashes, sorted,
+// every storageEvery-th with 1..maxSlots random slots (sorted).
+func randomAccountLeaves(rng *rand.Rand, n, storageEvery, maxSlots int) []trie.AccountLeaf {
+	accs := make([]trie.AccountLeaf, n)
+	for i := range accs {
+		a := &accs[i]
+		rng.Read(a.AddrHash[:])
+		a.Account.Nonce = uint64(rng.Intn(5))
+		a.Account.Balance.SetUint64(rng.Uint64())
+		if i%storageEvery == 0 {
+			for j := 0; j < 1+rng.Intn(maxSlots); j++ {
+				var s trie.SlotLeaf
+				rng.Read(s.Hash[:])
+				s.Value.SetUint64(1 + uint64(rng.Intn(1000)))
+				a.Storage = append(a.Storage, s)
+			}
+			sort.Slice(a.Storage, func(i, j int) bool { return bytes.Compare(a.Storage[i].Hash[:], a.Storage[j].Hash[:]) < 0 })
+		}
+	}
+	sort.Slice(accs, func(i, j int) bool { return bytes.Compare(accs[i].AddrHash[:], accs[j].AddrHash[:]) < 0 })
+	return accs
+}
+
+// insertAccountLeaves writes accs into tx one by one, the reference a bulk load
+// is compared with.
+func insertAccountLeaves(t *testing.T, tx *trie.Tx, accs []trie.AccountLeaf) {
+	t.Helper()
+	for _, a := range accs {
+		if err := tx.UpdateAccount(a.AddrHash, a.Account); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range a.Storage {
+			if err := tx.UpdateStorage(a.AddrHash, s.Hash, &s.Value); err != nil {
+				t.Fatal(err)
 			}
 		}
 	}
