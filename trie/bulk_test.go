@@ -15,13 +15,18 @@ import (
 
 var formats = []vertex.Format{vertex.FormatV1, vertex.FormatV2}
 
+// TestBulkLoadMatchesInserts loads generic keys of mixed lengths (keys that
+// prefix others, a root with an extension, a key that ends at the root branch)
+// in both formats, serially and (above bulkParallelMin keys) on 2 workers, and
+// compares the root with one-by-one inserts, before and after a further write.
 func TestBulkLoadMatchesInserts(t *testing.T) {
 	rng := rand.New(rand.NewSource(7))
-	for _, f := range formats {
-		// Generic keys of mixed lengths, including keys that prefix others.
+	// Bytes 0..3 only: every key starts with nibble 0, so the root has an
+	// extension, and short keys prefix longer ones.
+	small := func(n, maxLen int) map[string][]byte {
 		set := map[string][]byte{}
-		for i := 0; i < 3000; i++ {
-			k := make([]byte, 1+rng.Intn(6))
+		for i := 0; i < n; i++ {
+			k := make([]byte, 1+rng.Intn(maxLen))
 			for j := range k {
 				k[j] = byte(rng.Intn(4))
 			}
@@ -29,33 +34,51 @@ func TestBulkLoadMatchesInserts(t *testing.T) {
 			rng.Read(v)
 			set[string(k)] = v
 		}
+		return set
+	}
+	rootValue := small(12000, 10) // "a" + each key, and "a" itself: a value at the root branch
+	prefixed := map[string][]byte{"a": []byte("root value")}
+	for k, v := range rootValue {
+		prefixed["a"+k] = v
+	}
+	sets := map[string]map[string][]byte{"few": small(3000, 6), "many": small(12000, 8), "root-value": prefixed}
+	for name, set := range sets {
 		var keys, values [][]byte
 		for k := range set {
 			keys = append(keys, []byte(k))
 		}
 		sort.Slice(keys, func(i, j int) bool { return bytes.Compare(keys[i], keys[j]) < 0 })
-		ref := trie.NewTrieFormat(f)
 		for _, k := range keys {
 			values = append(values, set[string(k)])
-			ref.Put(k, set[string(k)])
 		}
-		db, _ := trie.Open(trie.NewMemoryBackend(), &trie.Options{Format: f})
-		tx := db.Begin()
-		if err := tx.BulkLoad(keys, values); err != nil {
-			t.Fatal(err)
-		}
-		got, err := tx.Hash()
-		if err != nil || got != ref.Hash() {
-			t.Fatalf("%v: bulk root %v (%v), inserts %v", f, got, err, ref.Hash())
-		}
-		// The loaded trie is a normal trie: it takes writes and persists.
-		tx.Put(keys[0], []byte("changed"))
-		ref.Put(keys[0], []byte("changed"))
-		if err := db.Persist(tx, 1); err != nil {
-			t.Fatal(err)
-		}
-		if r, _ := db.StateRoot(); r != ref.Hash() {
-			t.Fatalf("%v: persisted root %v, want %v", f, r, ref.Hash())
+		for _, f := range formats {
+			for _, workers := range []int{1, 2} {
+				ref := trie.NewTrieFormat(f)
+				for i, k := range keys {
+					ref.Put(k, values[i])
+				}
+				db, _ := trie.Open(trie.NewMemoryBackend(), &trie.Options{Format: f, Workers: workers})
+				tx := db.Begin()
+				if err := tx.BulkLoad(keys, values); err != nil {
+					t.Fatal(err)
+				}
+				got, err := tx.Hash()
+				if err != nil || got != ref.Hash() {
+					t.Fatalf("%s, %v, %d workers: bulk root %v (%v), inserts %v", name, f, workers, got, err, ref.Hash())
+				}
+				// The loaded trie is a normal trie: it takes writes and persists.
+				tx.Put(keys[0], []byte("changed"))
+				ref.Put(keys[0], []byte("changed"))
+				tx.Put([]byte{9, 9, 9}, []byte("new"))
+				ref.Put([]byte{9, 9, 9}, []byte("new"))
+				if err := db.Persist(tx, 1); err != nil {
+					t.Fatal(err)
+				}
+				if r, _ := db.StateRoot(); r != ref.Hash() {
+					t.Fatalf("%s, %v, %d workers: persisted root %v, want %v", name, f, workers, r, ref.Hash())
+				}
+				db.Close()
+			}
 		}
 	}
 }
