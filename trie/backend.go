@@ -23,7 +23,8 @@ type Backend interface {
 	Admin() ([]byte, error)
 
 	// Write applies b atomically: after a crash the store holds either everything
-	// b wrote or nothing of it.
+	// b wrote or nothing of it. It must not keep b or its slices: callers reuse
+	// them.
 	Write(b *vertex.Batch) error
 
 	// Stats returns counters of the reads served so far.

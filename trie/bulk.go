@@ -383,7 +383,7 @@ func (b *bulkBuilder) finishBranch(id vertex.ID, br *vertex.Vertex, kids *[16]ha
 
 func (b *bulkBuilder) newBranch(p []byte) *vertex.Vertex {
 	br := take(&b.branches, 256)
-	initBranch(br, p, b.tx.db.format, &b.alloc)
+	initBranch(br, p, b.tx.db.format, &b.alloc, nil)
 	return br
 }
 

@@ -45,6 +45,7 @@ type DB struct {
 	block   uint64
 	root    hashkey.Hash
 	closed  bool
+	loading bool // a StateLoader is running
 }
 
 // Open opens the database held by b, or creates one in an empty b. On success

@@ -144,30 +144,36 @@ func (h *hasher) encodeBranch(v *vertex.Vertex, kids *[16]hashkey.Key) (inner, o
 	return h.buf[:n], h.buf[n:], nil
 }
 
-// value returns the bytes a leaf node stores as its value: raw bytes as they are,
-// a slot as RLP of its minimal big-endian value, an account as
-// RLP[nonce, balance, storageRoot, codeHash].
+// value returns the bytes a leaf node stores as its value (payloadRLP), reading
+// an account's storage root key.
 func (h *hasher) value(v *vertex.Vertex) ([]byte, error) {
+	root := hashkey.EmptyRoot
+	if v.Payload == vertex.AccountPayload && v.Acc.Storage != vertex.NoID {
+		k, err := h.key(v.Acc.Storage)
+		if err != nil {
+			return nil, err
+		}
+		if k.IsVoid() {
+			return nil, vertexError(v.Acc.Storage, ErrMissingVertex)
+		}
+		root = k.Hash()
+	}
+	return h.payloadRLP(v, &root), nil
+}
+
+// payloadRLP returns the bytes a leaf node stores as its value: raw bytes as
+// they are, a slot as RLP of its minimal big-endian value, an account as
+// RLP[nonce, balance, storageRoot, codeHash] with root as its storage root.
+func (h *hasher) payloadRLP(v *vertex.Vertex, root *hashkey.Hash) []byte {
 	switch v.Payload {
 	case vertex.SlotPayload:
 		h.vbuf = hashkey.AppendString(h.vbuf[:0], v.Value)
-		return h.vbuf, nil
+		return h.vbuf
 	case vertex.AccountPayload:
-		root := hashkey.EmptyRoot
-		if v.Acc.Storage != vertex.NoID {
-			k, err := h.key(v.Acc.Storage)
-			if err != nil {
-				return nil, err
-			}
-			if k.IsVoid() {
-				return nil, vertexError(v.Acc.Storage, ErrMissingVertex)
-			}
-			root = k.Hash()
-		}
-		h.vbuf = appendAccountRLP(h.vbuf[:0], v.Acc, &root)
-		return h.vbuf, nil
+		h.vbuf = appendAccountRLP(h.vbuf[:0], v.Acc, root)
+		return h.vbuf
 	}
-	return v.Value, nil
+	return v.Value
 }
 
 // appendAccountRLP appends RLP[nonce, balance, storageRoot, codeHash].

@@ -200,7 +200,7 @@ func (tx *Tx) keyNibbles(key []byte) []byte {
 // database's format requires.
 func (tx *Tx) newBranch(p []byte) *vertex.Vertex {
 	b := tx.newVertex()
-	initBranch(b, p, tx.db.format, &tx.alloc)
+	initBranch(b, p, tx.db.format, &tx.alloc, nil)
 	return b
 }
 
@@ -209,11 +209,15 @@ func (tx *Tx) newBranch(p []byte) *vertex.Vertex {
 func (tx *Tx) addChild(b *vertex.Vertex, n byte) vertex.ID { return addChild(b, n, &tx.alloc) }
 
 // initBranch makes b an empty branch with path p; in format v2 it takes its 16
-// child slots from a, in v1 it gets an empty child array.
-func initBranch(b *vertex.Vertex, p []byte, f vertex.Format, a *vertex.Allocator) {
+// child slots from a, in v1 it gets an empty child array (kids, or a new one
+// when kids is nil).
+func initBranch(b *vertex.Vertex, p []byte, f vertex.Format, a *vertex.Allocator, kids *[16]vertex.ID) {
 	b.Kind, b.Path = vertex.Branch, p
 	if f == vertex.FormatV1 {
-		b.Kids = new([16]vertex.ID)
+		if kids == nil {
+			kids = new([16]vertex.ID)
+		}
+		b.Kids = kids
 	} else {
 		b.Base = a.Take(vertex.BranchSlots)
 	}

@@ -1,0 +1,243 @@
+package trie
+
+import (
+	"bytes"
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/hexstate/hexstate/hashkey"
+	"github.com/hexstate/hexstate/vertex"
+)
+
+// StateLoader writes a whole state into an empty database the way snap sync
+// delivers it: accounts in strictly increasing AddrHash order, over as many Add
+// calls as the caller likes, each account with its storage sorted by slot hash.
+// Unlike BulkLoadAccounts, which builds the state in a frame and so holds all of
+// it in memory, a loader keeps only the branches open on the current path (see
+// streamBuilder) and writes finished vertices to the backend in batches of
+// loaderBatch records: its memory does not depend on the state's size.
+//
+// Nothing is visible until Commit, which writes the last batch together with
+// the admin record (root, block, allocator top) — the one atomic step that
+// makes the loaded state the database's persisted state. A load that fails or
+// is abandoned (Abort, a crash) leaves the database at its empty state; the
+// records it wrote lie above the allocator's top, where nothing refers to them
+// (a later write overwrites them or leaves them unreachable).
+//
+// A loader is used by one goroutine. Frames begun on the database before
+// Commit answer ErrStale after it, as after a Persist; a Persist during the
+// load makes the load fail with ErrStale.
+type StateLoader struct {
+	db    *DB
+	base  *Tx // the base the load started on; Commit requires it unchanged
+	alloc vertex.Allocator
+	h     hasher
+	accts *streamBuilder // the account trie, rooted at vertex.RootID
+	slots *streamBuilder // one account's storage trie at a time
+	batch vertex.Batch
+	buf   []byte // backing store of batch's records
+	nib   []byte // scratch: a key's nibbles
+	last  hashkey.Hash
+	n     int   // accounts added
+	err   error // the first failure; it ends the load
+	done  bool  // committed or aborted
+	// released is set once the database's loading flag is cleared.
+	released bool
+}
+
+// loaderBatch is how many records a StateLoader writes at a time.
+const loaderBatch = 1 << 16
+
+// ErrLoaderDone is returned by a StateLoader used after Commit or Abort.
+var ErrLoaderDone = errors.New("trie: state loader already committed or aborted")
+
+// NewStateLoader starts a load into db, whose persisted state must be empty
+// and which must have no other load running (else the error wraps
+// ErrBulkLoad).
+func (db *DB) NewStateLoader() (*StateLoader, error) {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if db.closed {
+		return nil, ErrClosed
+	}
+	if db.loading {
+		return nil, fmt.Errorf("%w: another state load is running", ErrBulkLoad)
+	}
+	if err := db.base.checkEmpty(); err != nil {
+		return nil, err
+	}
+	db.loading = true
+	l := &StateLoader{db: db, base: db.base, alloc: db.base.alloc}
+	l.h.tx = db.base
+	l.accts = newStreamBuilder(db.format, &l.alloc, &l.h, vertex.RootID, l.emit)
+	l.slots = newStreamBuilder(db.format, &l.alloc, &l.h, vertex.NoID, l.emit)
+	return l, nil
+}
+
+// Add adds accounts, sorted by AddrHash and above every account added before,
+// each with its storage sorted by slot hash and without zero values. An input
+// error wraps ErrBulkLoad; any error ends the load (Commit then fails too).
+func (l *StateLoader) Add(accounts []AccountLeaf) error {
+	if err := l.usable(); err != nil {
+		return err
+	}
+	for i := range accounts {
+		if err := l.add(&accounts[i]); err != nil {
+			return l.fail(err)
+		}
+	}
+	if len(l.batch.Puts) >= loaderBatch {
+		if err := l.write(nil); err != nil {
+			return l.fail(err)
+		}
+	}
+	return nil
+}
+
+func (l *StateLoader) add(a *AccountLeaf) error {
+	if l.n > 0 && bytes.Compare(l.last[:], a.AddrHash[:]) >= 0 {
+		return fmt.Errorf("%w: account %d (%v) is not above the one before", ErrBulkLoad, l.n, a.AddrHash)
+	}
+	acc := vertex.Account{Nonce: a.Account.Nonce, Balance: a.Account.Balance, CodeHash: a.Account.CodeHash}
+	if acc.CodeHash == (hashkey.Hash{}) {
+		acc.CodeHash = hashkey.EmptyCodeHash
+	}
+	root := hashkey.EmptyRoot
+	if len(a.Storage) > 0 {
+		acc.Storage = l.alloc.Take(1)
+		l.slots.reset(acc.Storage)
+		for j := range a.Storage {
+			s := &a.Storage[j]
+			if s.Value.IsZero() {
+				return fmt.Errorf("%w: account %v slot %v is zero", ErrBulkLoad, a.AddrHash, s.Hash)
+			}
+			if j > 0 && bytes.Compare(a.Storage[j-1].Hash[:], s.Hash[:]) >= 0 {
+				return fmt.Errorf("%w: account %v slot %d is not above the one before", ErrBulkLoad, a.AddrHash, j)
+			}
+			val := s.Value.Bytes32()
+			l.nib = hashkey.AppendNibbles(l.nib[:0], s.Hash[:])
+			if err := l.slots.add(l.nib, vertex.SlotPayload, trimLeadingZeros(val[:]), nil, hashkey.Hash{}); err != nil {
+				return err
+			}
+		}
+		k, err := l.slots.finish()
+		if err != nil {
+			return err
+		}
+		root = k.Hash()
+	}
+	l.nib = hashkey.AppendNibbles(l.nib[:0], a.AddrHash[:])
+	if err := l.accts.add(l.nib, vertex.AccountPayload, nil, &acc, root); err != nil {
+		return err
+	}
+	l.last = a.AddrHash
+	l.n++
+	return nil
+}
+
+// Commit finishes the account trie and writes what is left with the admin
+// record for block: the loaded state becomes the database's persisted state
+// (its base) and its root is returned.
+func (l *StateLoader) Commit(block uint64) (hashkey.Hash, error) {
+	if err := l.usable(); err != nil {
+		return hashkey.Hash{}, err
+	}
+	defer l.end()
+	k, err := l.accts.finish()
+	if err != nil {
+		return hashkey.Hash{}, l.fail(err)
+	}
+	root := k.Hash() // EmptyRoot for a void key: nothing was added
+	db := l.db
+	a := admin{format: db.format, top: l.alloc.Top, block: block, root: root}
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if err := l.writeLocked(a.encode()); err != nil {
+		l.err = err
+		return hashkey.Hash{}, err
+	}
+	// As after a Persist: frames on the old base are stale, the loaded state is
+	// the base, read through the cache from the backend.
+	db.base.state = folded
+	db.base = newFrame(db, nil, l.alloc)
+	db.base.sealed = true
+	db.block, db.root = block, root
+	return root, nil
+}
+
+// Abort ends the load without committing it. The database keeps its state.
+// Calling it after Commit or again does nothing.
+func (l *StateLoader) Abort() {
+	if !l.done {
+		l.end()
+	}
+}
+
+// end marks the load over and lets another one start.
+func (l *StateLoader) end() {
+	l.done = true
+	l.release()
+}
+
+// release lets another load start (once).
+func (l *StateLoader) release() {
+	if l.released {
+		return
+	}
+	l.released = true
+	l.db.mu.Lock()
+	l.db.loading = false
+	l.db.mu.Unlock()
+}
+
+// fail records err as the load's end.
+func (l *StateLoader) fail(err error) error {
+	l.err = err
+	l.release()
+	return err
+}
+
+func (l *StateLoader) usable() error {
+	switch {
+	case l.done:
+		return ErrLoaderDone
+	case l.err != nil:
+		return l.err
+	}
+	return nil
+}
+
+// emit encodes a finished vertex into the batch.
+func (l *StateLoader) emit(id vertex.ID, v *vertex.Vertex) error {
+	start := len(l.buf)
+	l.buf = vertex.Encode(l.buf, v)
+	l.batch.Puts = append(l.batch.Puts, vertex.Record{ID: id, Rec: l.buf[start:len(l.buf):len(l.buf)]})
+	return nil
+}
+
+// write writes the batch (with admin, when not nil) under the database's lock.
+func (l *StateLoader) write(admin []byte) error {
+	l.db.mu.Lock()
+	defer l.db.mu.Unlock()
+	return l.writeLocked(admin)
+}
+
+func (l *StateLoader) writeLocked(admin []byte) error {
+	if l.db.closed {
+		return ErrClosed
+	}
+	if l.db.base != l.base {
+		return ErrStale // a Persist moved the base: the IDs taken here may be in use
+	}
+	// In ID order, as a persist writes them (RocksDB inserts sorted keys faster).
+	slices.SortFunc(l.batch.Puts, func(a, b vertex.Record) int { return cmp.Compare(a.ID, b.ID) })
+	l.batch.Admin = admin
+	if err := l.db.backend.Write(&l.batch); err != nil {
+		return fmt.Errorf("trie: state loader: writing %d records: %w", len(l.batch.Puts), err)
+	}
+	l.batch = vertex.Batch{Puts: l.batch.Puts[:0]}
+	l.buf = l.buf[:0]
+	return nil
+}

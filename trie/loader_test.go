@@ -1,0 +1,196 @@
+package trie_test
+
+import (
+	"errors"
+	"math/rand"
+	"testing"
+
+	"github.com/hexstate/hexstate/hashkey"
+	"github.com/hexstate/hexstate/trie"
+	"github.com/hexstate/hexstate/vertex"
+)
+
+// countingBackend counts the batches written to the backend it wraps.
+type countingBackend struct {
+	trie.Backend
+	writes int
+}
+
+func (c *countingBackend) Write(b *vertex.Batch) error {
+	c.writes++
+	return c.Backend.Write(b)
+}
+
+// loadInChunks adds accs to a new loader of db in chunks of random sizes and
+// commits them as block.
+func loadInChunks(t *testing.T, db *trie.DB, rng *rand.Rand, accs []trie.AccountLeaf, block uint64) hashkey.Hash {
+	t.Helper()
+	l, err := db.NewStateLoader()
+	phMust(t, err, "NewStateLoader")
+	for rest := accs; len(rest) > 0; {
+		n := min(len(rest), 1+rng.Intn(3000))
+		phMust(t, l.Add(rest[:n]), "Add")
+		rest = rest[n:]
+	}
+	root, err := l.Commit(block)
+	phMust(t, err, "Commit")
+	return root
+}
+
+// TestStateLoader streams states of several sizes into empty databases in both
+// formats and checks the root against one-by-one inserts (small states) and
+// BulkLoadAccounts (large ones), that the loaded state is the persisted base
+// (root, block, reads, a reopen), that every record it wrote is reachable, that
+// a large load was written in several batches, and that the state takes
+// further writes.
+func TestStateLoader(t *testing.T) {
+	rng := rand.New(rand.NewSource(11))
+	for _, n := range []int{0, 1, 2, 2000, 40000} {
+		accs := randomAccountLeaves(rng, n, 5, 30)
+		for _, f := range formats {
+			ref, _ := trie.Open(trie.NewMemoryBackend(), &trie.Options{Format: f})
+			rtx := ref.Begin()
+			if n <= 2000 {
+				insertAccountLeaves(t, rtx, accs)
+			} else {
+				phMust(t, rtx.BulkLoadAccounts(accs), "BulkLoadAccounts")
+			}
+			want, _ := rtx.StateRoot()
+
+			mem := trie.NewMemoryBackend()
+			cb := &countingBackend{Backend: mem}
+			db, err := trie.Open(cb, &trie.Options{Format: f})
+			phMust(t, err, "Open")
+			stale := db.Begin() // a frame on the empty base: stale once the load commits
+			writesBefore := cb.writes
+			root := loadInChunks(t, db, rng, accs, 7)
+			if root != want {
+				t.Fatalf("%d accounts, %v: loaded root %v, want %v", n, f, root, want)
+			}
+			if r, _ := db.StateRoot(); r != want || db.Block() != 7 {
+				t.Fatalf("%d accounts, %v: persisted root %v at block %d, want %v at 7", n, f, r, db.Block(), want)
+			}
+			if n == 40000 && cb.writes-writesBefore < 2 {
+				t.Fatalf("a load of %d accounts was written in %d batch(es): it is not streaming", n, cb.writes-writesBefore)
+			}
+			if _, _, err := stale.Account(hashkey.Hash{}); !errors.Is(err, trie.ErrStale) {
+				t.Fatalf("a frame begun before the load: %v, want ErrStale", err)
+			}
+			if n > 0 {
+				recs := phRecords(t, mem)
+				if reach := phReachable(t, recs); len(reach) != len(recs) {
+					t.Fatalf("%d accounts, %v: %d records, %d reachable", n, f, len(recs), len(reach))
+				}
+			}
+
+			// Reads, further writes and a reopen see the loaded state.
+			tx := db.Begin()
+			next := rtx.Begin()
+			for i, k := 0, min(n, 50); i < k; i++ {
+				a := accs[i*n/k] // distinct accounts: each is read before it is changed
+				got, ok, err := tx.Account(a.AddrHash)
+				if err != nil || !ok || got.Nonce != a.Account.Nonce || got.Balance != a.Account.Balance {
+					t.Fatalf("account %v reads %+v, %v, %v; want %+v", a.AddrHash, got, ok, err, a.Account)
+				}
+				for _, s := range a.Storage {
+					if v, err := tx.Storage(a.AddrHash, s.Hash); err != nil || v != s.Value {
+						t.Fatalf("slot %v of %v reads %v, %v; want %v", s.Hash, a.AddrHash, &v, err, &s.Value)
+					}
+				}
+				for _, w := range []*trie.Tx{tx, next} {
+					phMust(t, w.UpdateAccount(a.AddrHash, trie.Account{Nonce: 99}), "UpdateAccount")
+				}
+			}
+			got, err := tx.StateRoot()
+			wantNext, _ := next.StateRoot()
+			if err != nil || got != wantNext {
+				t.Fatalf("%d accounts, %v: root after writes %v (%v), want %v", n, f, got, err, wantNext)
+			}
+			phMust(t, db.Close(), "Close")
+			db, err = trie.Open(mem, &trie.Options{Format: f})
+			phMust(t, err, "reopen")
+			if r, _ := db.StateRoot(); r != want {
+				t.Fatalf("%d accounts, %v: reopened root %v, want %v", n, f, r, want)
+			}
+			db.Close()
+		}
+	}
+}
+
+func TestStateLoaderErrors(t *testing.T) {
+	rng := rand.New(rand.NewSource(12))
+	accs := randomAccountLeaves(rng, 100, 3, 5)
+	db, _ := trie.Open(trie.NewMemoryBackend(), nil)
+	defer db.Close()
+
+	// Out of order across Add calls: the load fails and stays failed.
+	l, err := db.NewStateLoader()
+	phMust(t, err, "NewStateLoader")
+	if _, err := db.NewStateLoader(); !errors.Is(err, trie.ErrBulkLoad) {
+		t.Fatalf("a second concurrent loader: %v, want ErrBulkLoad", err)
+	}
+	phMust(t, l.Add(accs[50:]), "Add")
+	if err := l.Add(accs[:50]); !errors.Is(err, trie.ErrBulkLoad) {
+		t.Fatalf("accounts below the last one: %v, want ErrBulkLoad", err)
+	}
+	if _, err := l.Commit(1); !errors.Is(err, trie.ErrBulkLoad) {
+		t.Fatalf("Commit after a failed Add: %v, want the Add's error", err)
+	}
+	if r, _ := db.StateRoot(); r != hashkey.EmptyRoot {
+		t.Fatalf("a failed load changed the root to %v", r)
+	}
+
+	// A zero slot value, then a clean load after an aborted one.
+	bad := []trie.AccountLeaf{{AddrHash: hashkey.Hash{1}, Storage: []trie.SlotLeaf{{Hash: hashkey.Hash{2}}}}}
+	l, err = db.NewStateLoader()
+	phMust(t, err, "NewStateLoader after a failed load")
+	if err := l.Add(bad); !errors.Is(err, trie.ErrBulkLoad) {
+		t.Fatalf("zero slot: %v, want ErrBulkLoad", err)
+	}
+	l.Abort()
+	root := loadInChunks(t, db, rng, accs, 3)
+	if _, err := l.Commit(4); !errors.Is(err, trie.ErrLoaderDone) {
+		t.Fatalf("Commit after Abort: %v, want ErrLoaderDone", err)
+	}
+	if r, _ := db.StateRoot(); r != root {
+		t.Fatalf("root %v after the load, want %v", r, root)
+	}
+
+	// Only an empty database can be loaded.
+	if _, err := db.NewStateLoader(); !errors.Is(err, trie.ErrBulkLoad) {
+		t.Fatalf("loader on a non-empty database: %v, want ErrBulkLoad", err)
+	}
+}
+
+// TestStateLoaderPersistDuring checks that a Persist during a load makes the
+// load fail with ErrStale and leaves the persisted state as the Persist made it.
+func TestStateLoaderPersistDuring(t *testing.T) {
+	rng := rand.New(rand.NewSource(13))
+	accs := randomAccountLeaves(rng, 3000, 4, 10)
+	for _, f := range formats {
+		mem := trie.NewMemoryBackend()
+		db, _ := trie.Open(mem, &trie.Options{Format: f})
+		l, err := db.NewStateLoader()
+		phMust(t, err, "NewStateLoader")
+		phMust(t, l.Add(accs[:1500]), "Add")
+
+		tx := db.Begin()
+		insertAccountLeaves(t, tx, accs[:10])
+		want, _ := tx.StateRoot()
+		phMust(t, db.Persist(tx, 1), "Persist")
+
+		phMust(t, l.Add(accs[1500:]), "Add (buffered)")
+		if _, err := l.Commit(2); !errors.Is(err, trie.ErrStale) {
+			t.Fatalf("%v: Commit after a Persist: %v, want ErrStale", f, err)
+		}
+		if r, _ := db.StateRoot(); r != want || db.Block() != 1 {
+			t.Fatalf("%v: root %v at block %d after the failed load, want %v at 1", f, r, db.Block(), want)
+		}
+		db.Close()
+		db, _ = trie.Open(mem, &trie.Options{Format: f})
+		if r, _ := db.StateRoot(); r != want {
+			t.Fatalf("%v: reopened root %v, want %v", f, r, want)
+		}
+		db.Close()
+	}
+}
