@@ -237,6 +237,14 @@ func (l *StateLoader) writeLocked(admin []byte) error {
 	if err := l.db.backend.Write(&l.batch); err != nil {
 		return fmt.Errorf("trie: state loader: writing %d records: %w", len(l.batch.Puts), err)
 	}
+	// Warm the vertex cache as a persist does. Until Commit these records lie
+	// above the allocator's top and nothing refers to them; if the load never
+	// commits they stay unreferenced in the cache as in the store, and any
+	// frame that later takes one of their IDs writes (and re-caches) it before
+	// anything can read it.
+	for _, r := range l.batch.Puts {
+		l.db.cache.put(r.ID, r.Rec)
+	}
 	l.batch = vertex.Batch{Puts: l.batch.Puts[:0]}
 	l.buf = l.buf[:0]
 	return nil

@@ -32,6 +32,7 @@ type streamBuilder struct {
 	stack []*openBranch // open branches, shallowest first
 	free  []*openBranch // closed and emitted: reused by push
 	last  []byte        // nibbles of the last key added
+	ck    []byte        // scratch: a placed branch's packed children's keys
 	pend  pendingTrie   // the sub-trie of the last key, not placed yet
 	has   bool          // a key was added
 }
@@ -144,6 +145,10 @@ func (b *streamBuilder) place(id vertex.ID, start int) (hashkey.Key, error) {
 		if inner, outer, err = b.h.encodeBranch(v, &ob.kids); err != nil {
 			return hashkey.Key{}, err
 		}
+		// The record carries the children's keys, as a persisted branch's does:
+		// the first update below it then reads no siblings.
+		b.ck = vertex.PackChildKeys(b.ck[:0], v.Used, &ob.kids)
+		v.ChildKeys = b.ck
 		b.pend.branch = nil
 		b.free = append(b.free, ob) // emitted below; not touched before the next push
 	} else {

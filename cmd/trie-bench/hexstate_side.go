@@ -22,9 +22,11 @@ type hexSide struct {
 	cur    *trie.Tx // the frame of the block in progress
 	w      *workload
 	before rocks.BlockStats
+	stream bool              // build with a StateLoader
+	loader *trie.StateLoader // the build's, when stream
 }
 
-func newHexSide(name string, f vertex.Format, dir string, cacheMB int, w *workload) (*hexSide, error) {
+func newHexSide(name string, f vertex.Format, dir string, cacheMB int, stream bool, w *workload) (*hexSide, error) {
 	cache := cacheMB << 20
 	st, err := rocks.Open(filepath.Join(dir, name), &rocks.Options{Statistics: true, BlockCacheBytes: uint64(cache)})
 	if err != nil {
@@ -35,19 +37,47 @@ func newHexSide(name string, f vertex.Format, dir string, cacheMB int, w *worklo
 		st.Close()
 		return nil, err
 	}
-	return &hexSide{name: name, format: f, store: st, db: db, w: w}, nil
+	return &hexSide{name: name, format: f, store: st, db: db, w: w, stream: stream}, nil
 }
 
 func (h *hexSide) Name() string { return h.name }
 
+// BuildLoad loads the initial state: in one frame (BulkLoadAccounts), or
+// streamed to the store by a StateLoader in chunks of 10,000 accounts.
 func (h *hexSide) BuildLoad() error {
-	h.cur = h.db.Begin()
-	return h.cur.BulkLoadAccounts(h.w.leaves())
+	leaves := h.w.leaves()
+	if !h.stream {
+		h.cur = h.db.Begin()
+		return h.cur.BulkLoadAccounts(leaves)
+	}
+	l, err := h.db.NewStateLoader()
+	if err != nil {
+		return err
+	}
+	h.loader = l
+	for len(leaves) > 0 {
+		n := min(len(leaves), 10_000)
+		if err := l.Add(leaves[:n]); err != nil {
+			return err
+		}
+		leaves = leaves[n:]
+	}
+	return nil
 }
 
-func (h *hexSide) BuildRoot() (hashkey.Hash, error) { return h.cur.StateRoot() }
+// BuildRoot hashes the frame; a StateLoader commits (its root is known then).
+func (h *hexSide) BuildRoot() (hashkey.Hash, error) {
+	if h.loader != nil {
+		return h.loader.Commit(0)
+	}
+	return h.cur.StateRoot()
+}
 
 func (h *hexSide) BuildPersist() error {
+	if h.loader != nil { // committed by BuildRoot
+		h.tip = h.db.Begin()
+		return nil
+	}
 	if err := h.db.Persist(h.cur, 0); err != nil {
 		return err
 	}

@@ -33,6 +33,7 @@ type benchFlags struct {
 	memprofile   string
 	cacheMB      int
 	reps         int
+	build        string // hexstate's build: bulk (BulkLoadAccounts + Persist) or stream (StateLoader)
 }
 
 func main() {
@@ -66,6 +67,7 @@ func run(args []string, out io.Writer) error {
 	fs.Uint64Var(&f.cfg.seed, "seed", 1, "workload seed")
 	fs.IntVar(&f.cacheMB, "cache-mb", 256, "cache size in MiB: hexstate vertex cache and RocksDB block cache each; geth clean trie cache and Pebble cache each")
 	fs.IntVar(&f.reps, "reps", 3, "bulkload mode: repetitions (the fastest is reported)")
+	fs.StringVar(&f.build, "build", "bulk", "how hexstate builds the initial state: bulk (BulkLoadAccounts in a frame, then Persist) or stream (StateLoader: memory independent of the state's size)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil

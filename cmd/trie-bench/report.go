@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/metrics"
 	"runtime/pprof"
 	"slices"
 	"strings"
@@ -66,6 +67,7 @@ type sideResult struct {
 	name                            string
 	buildLoad, buildRoot, buildPers time.Duration
 	buildAlloc                      allocStats
+	buildPeak                       uint64 // the largest live heap seen during the build
 	apply, root, persist, total     phaseTimes
 	blockAlloc                      allocStats
 	stats                           string
@@ -102,7 +104,7 @@ func runBlocks(f *benchFlags, w *workload, out io.Writer) error {
 		if name == "geth" {
 			s, err = newGethSide(dir, f.cacheMB, w)
 		} else {
-			s, err = newHexSide(name, formatOf(name), dir, f.cacheMB, w)
+			s, err = newHexSide(name, formatOf(name), dir, f.cacheMB, f.build == "stream", w)
 		}
 		if err != nil {
 			return fmt.Errorf("%s: open: %w", name, err)
@@ -146,6 +148,7 @@ func runSide(s side, f *benchFlags, w *workload, roots []hashkey.Hash, ref strin
 	runtime.ReadMemStats(&m0)
 	var err error
 	var root hashkey.Hash
+	stopPeak := samplePeakHeap(&res.buildPeak)
 	if res.buildLoad, err = timed(name, "build-load", s.BuildLoad); err != nil {
 		return nil, fmt.Errorf("%s: build: %w", name, err)
 	}
@@ -155,6 +158,7 @@ func runSide(s side, f *benchFlags, w *workload, roots []hashkey.Hash, ref strin
 	if res.buildPers, err = timed(name, "build-persist", s.BuildPersist); err != nil {
 		return nil, fmt.Errorf("%s: build persist: %w", name, err)
 	}
+	stopPeak()
 	runtime.ReadMemStats(&m1)
 	res.buildAlloc = memDelta(&m0, &m1)
 	if err := check(0, root); err != nil {
@@ -221,10 +225,10 @@ func printReport(out io.Writer, f *benchFlags, rs []*sideResult) {
 	nb := uint64(max(1, len(rs[0].total)))
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(out, "build (s) and allocations\n")
-	fmt.Fprintln(tw, "impl\tbuild\tload\troot\tpersist\tallocs\talloc bytes\t")
+	fmt.Fprintln(tw, "impl\tbuild\tload\troot\tpersist\tallocs\talloc bytes\tpeak heap\t")
 	for _, r := range rs {
-		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%.2f\t%.2f\t%d\t%s\t\n", r.name, r.build().Seconds(), r.buildLoad.Seconds(), r.buildRoot.Seconds(), r.buildPers.Seconds(),
-			r.buildAlloc.mallocs, fmtBytes(r.buildAlloc.bytes))
+		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%.2f\t%.2f\t%d\t%s\t%s\t\n", r.name, r.build().Seconds(), r.buildLoad.Seconds(), r.buildRoot.Seconds(), r.buildPers.Seconds(),
+			r.buildAlloc.mallocs, fmtBytes(r.buildAlloc.bytes), fmtBytes(r.buildPeak))
 	}
 	tw.Flush()
 
@@ -264,4 +268,33 @@ func printReport(out io.Writer, f *benchFlags, rs []*sideResult) {
 			float64(r.blockAlloc.mallocs)/float64(max(1, geth.blockAlloc.mallocs)), float64(r.blockAlloc.bytes)/float64(max(1, geth.blockAlloc.bytes)), verdict)
 	}
 	tw.Flush()
+}
+
+// samplePeakHeap records in peak the largest live heap (bytes in heap objects,
+// including not yet collected garbage) seen every 10 ms until stop is called.
+func samplePeakHeap(peak *uint64) (stop func()) {
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	read := func() {
+		metrics.Read(sample)
+		*peak = max(*peak, sample[0].Value.Uint64())
+	}
+	done, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(10 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				read()
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+		read()
+	}
 }
