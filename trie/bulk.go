@@ -54,16 +54,10 @@ func (tx *Tx) BulkLoadAccounts(accounts []AccountLeaf) error {
 		if i > 0 && bytes.Compare(accounts[i-1].AddrHash[:], accounts[i].AddrHash[:]) >= 0 {
 			return fmt.Errorf("%w: account %d (%v) is not above the one before", ErrBulkLoad, i, accounts[i].AddrHash)
 		}
-		s := accounts[i].Storage
-		for j := range s {
-			if s[j].Value.IsZero() {
-				return fmt.Errorf("%w: account %v slot %v is zero", ErrBulkLoad, accounts[i].AddrHash, s[j].Hash)
-			}
-			if j > 0 && bytes.Compare(s[j-1].Hash[:], s[j].Hash[:]) >= 0 {
-				return fmt.Errorf("%w: account %v slot %d is not above the one before", ErrBulkLoad, accounts[i].AddrHash, j)
-			}
+		if err := checkStorage(&accounts[i]); err != nil {
+			return err
 		}
-		nslots += len(s)
+		nslots += len(accounts[i].Storage)
 	}
 	b := newBulkBuilder(tx, len(accounts)+nslots)
 	parallel := b.parallel(len(accounts))
@@ -127,6 +121,21 @@ func (tx *Tx) BulkLoad(keys, values [][]byte) error {
 		leaves[i] = b.leaf(keys[i], vertex.RawPayload, tx.copyValue(values[i]), nil)
 	}
 	return b.buildRoot(leaves, b.parallel(len(leaves)))
+}
+
+// checkStorage returns an error wrapping ErrBulkLoad when a's storage has a
+// zero value or a slot not above the one before.
+func checkStorage(a *AccountLeaf) error {
+	s := a.Storage
+	for j := range s {
+		if s[j].Value.IsZero() {
+			return fmt.Errorf("%w: account %v slot %v is zero", ErrBulkLoad, a.AddrHash, s[j].Hash)
+		}
+		if j > 0 && bytes.Compare(s[j-1].Hash[:], s[j].Hash[:]) >= 0 {
+			return fmt.Errorf("%w: account %v slot %d is not above the one before", ErrBulkLoad, a.AddrHash, j)
+		}
+	}
+	return nil
 }
 
 func (tx *Tx) checkEmpty() error {

@@ -104,18 +104,15 @@ func (l *StateLoader) add(a *AccountLeaf) error {
 	if acc.CodeHash == (hashkey.Hash{}) {
 		acc.CodeHash = hashkey.EmptyCodeHash
 	}
+	if err := checkStorage(a); err != nil {
+		return err
+	}
 	root := hashkey.EmptyRoot
 	if len(a.Storage) > 0 {
 		acc.Storage = l.alloc.Take(1)
 		l.slots.reset(acc.Storage)
 		for j := range a.Storage {
 			s := &a.Storage[j]
-			if s.Value.IsZero() {
-				return fmt.Errorf("%w: account %v slot %v is zero", ErrBulkLoad, a.AddrHash, s.Hash)
-			}
-			if j > 0 && bytes.Compare(a.Storage[j-1].Hash[:], s.Hash[:]) >= 0 {
-				return fmt.Errorf("%w: account %v slot %d is not above the one before", ErrBulkLoad, a.AddrHash, j)
-			}
 			val := s.Value.Bytes32()
 			l.nib = hashkey.AppendNibbles(l.nib[:0], s.Hash[:])
 			if err := l.slots.add(l.nib, vertex.SlotPayload, trimLeadingZeros(val[:]), nil, hashkey.Hash{}); err != nil {
