@@ -69,10 +69,7 @@ func (tx *Tx) BulkLoadAccounts(accounts []AccountLeaf) error {
 	}
 	for i := range accounts {
 		a := &accounts[i]
-		accs[i] = vertex.Account{Nonce: a.Account.Nonce, Balance: a.Account.Balance, CodeHash: a.Account.CodeHash}
-		if accs[i].CodeHash == (hashkey.Hash{}) {
-			accs[i].CodeHash = hashkey.EmptyCodeHash
-		}
+		accs[i] = a.Account.vertexAccount()
 		if !parallel {
 			slots = slots[:0] // built below, before the next account's: reuse the slice
 		}

@@ -100,10 +100,7 @@ func (l *StateLoader) add(a *AccountLeaf) error {
 	if l.n > 0 && bytes.Compare(l.last[:], a.AddrHash[:]) >= 0 {
 		return fmt.Errorf("%w: account %d (%v) is not above the one before", ErrBulkLoad, l.n, a.AddrHash)
 	}
-	acc := vertex.Account{Nonce: a.Account.Nonce, Balance: a.Account.Balance, CodeHash: a.Account.CodeHash}
-	if acc.CodeHash == (hashkey.Hash{}) {
-		acc.CodeHash = hashkey.EmptyCodeHash
-	}
+	acc := a.Account.vertexAccount()
 	if err := checkStorage(a); err != nil {
 		return err
 	}

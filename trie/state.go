@@ -22,6 +22,15 @@ type Account struct {
 	CodeHash hashkey.Hash
 }
 
+// vertexAccount returns acc as an account leaf stores it (no storage yet).
+func (acc *Account) vertexAccount() vertex.Account {
+	a := vertex.Account{Nonce: acc.Nonce, Balance: acc.Balance, CodeHash: acc.CodeHash}
+	if a.CodeHash == (hashkey.Hash{}) {
+		a.CodeHash = hashkey.EmptyCodeHash
+	}
+	return a
+}
+
 // ErrNoAccount is returned by UpdateStorage for an account that does not exist.
 var ErrNoAccount = errors.New("trie: no such account")
 
@@ -34,10 +43,7 @@ func (tx *Tx) UpdateAccount(addrHash hashkey.Hash, acc Account) error {
 		return err
 	}
 	a := tx.newAccount()
-	*a = vertex.Account{Nonce: acc.Nonce, Balance: acc.Balance, CodeHash: acc.CodeHash}
-	if a.CodeHash == (hashkey.Hash{}) {
-		a.CodeHash = hashkey.EmptyCodeHash
-	}
+	*a = acc.vertexAccount()
 	var nb [64]byte
 	p := payload{kind: vertex.AccountPayload, acc: a}
 	return tx.merge(vertex.RootID, hashkey.AppendNibbles(nb[:0], addrHash[:]), &p, false)
