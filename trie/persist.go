@@ -78,8 +78,9 @@ func (db *DB) Persist(tx *Tx, block uint64) error {
 }
 
 type change struct {
-	id vertex.ID
-	v  *vertex.Vertex // nil: deleted
+	id    vertex.ID
+	v     *vertex.Vertex // nil: deleted
+	frame int            // the frame's place in the chain, oldest 0
 }
 
 // chainChanges returns the changes of the frames in chain (newest first), the
@@ -93,10 +94,17 @@ func chainChanges(chain []*Tx) ([]change, int) {
 		n += f.vtx.len()
 	}
 	changes := make([]change, 0, n)
-	for i := len(chain) - 1; i >= 0; i-- { // oldest first: newer versions come later
-		chain[i].vtx.each(func(id vertex.ID, v *vertex.Vertex) { changes = append(changes, change{id, v}) })
+	for i := len(chain) - 1; i >= 0; i-- {
+		frame := len(chain) - 1 - i
+		chain[i].vtx.each(func(id vertex.ID, v *vertex.Vertex) { changes = append(changes, change{id, v, frame}) })
 	}
-	slices.SortStableFunc(changes, func(a, b change) int { return cmp.Compare(a.id, b.id) })
+	// By ID, and an ID's versions oldest first.
+	slices.SortFunc(changes, func(a, b change) int {
+		if c := cmp.Compare(a.id, b.id); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.frame, b.frame)
+	})
 	out, size := changes[:0], 0
 	for i, c := range changes {
 		if i+1 < len(changes) && changes[i+1].id == c.id {
