@@ -26,9 +26,10 @@ import (
 // records it wrote lie above the allocator's top, where nothing refers to them
 // (a later write overwrites them or leaves them unreachable).
 //
-// A loader is used by one goroutine. Frames begun on the database before
-// Commit answer ErrStale after it, as after a Persist; a Persist during the
-// load makes the load fail with ErrStale.
+// A loader is used by one goroutine and ends with Commit or Abort (until then
+// no other load can start; a failed Add ends it by itself). Frames begun on the
+// database before Commit answer ErrStale after it, as after a Persist; a
+// Persist during the load makes the load fail with ErrStale.
 type StateLoader struct {
 	db    *DB
 	base  *Tx // the base the load started on; Commit requires it unchanged
