@@ -31,25 +31,33 @@ import (
 // database before Commit answer ErrStale after it, as after a Persist; a
 // Persist during the load makes the load fail with ErrStale.
 type StateLoader struct {
-	db    *DB
-	base  *Tx // the base the load started on; Commit requires it unchanged
-	alloc vertex.Allocator
-	h     hasher
-	accts *streamBuilder // the account trie, rooted at vertex.RootID
-	slots *streamBuilder // one account's storage trie at a time
-	batch vertex.Batch
-	buf   []byte // backing store of batch's records
-	nib   []byte // scratch: a key's nibbles
-	last  hashkey.Hash
-	n     int   // accounts added
-	err   error // the first failure; it ends the load
-	done  bool  // committed or aborted
+	db       *DB
+	base     *Tx // the base the load started on; Commit requires it unchanged
+	alloc    vertex.Allocator
+	h        hasher
+	accts    *streamBuilder // the account trie, rooted at vertex.RootID
+	slots    *streamBuilder // one account's storage trie at a time
+	cur      *loaderBatch   // the batch being filled
+	spare    *loaderBatch   // the other one: in flight while inflight is not nil
+	inflight chan error     // the result of the write in flight, nil when none
+	nib      []byte         // scratch: a key's nibbles
+	last     hashkey.Hash
+	n        int   // accounts added
+	err      error // the first failure; it ends the load
+	done     bool  // committed or aborted
 	// released is set once the database's loading flag is cleared.
 	released bool
 }
 
-// loaderBatch is how many records a StateLoader writes at a time.
-const loaderBatch = 1 << 16
+// loaderBatchRecords is how many records a StateLoader writes at a time.
+const loaderBatchRecords = 1 << 16
+
+// loaderBatch is a batch of records and the buffer they are encoded in. A
+// loader has two: it fills one while the other is being written.
+type loaderBatch struct {
+	batch vertex.Batch
+	buf   []byte
+}
 
 // ErrLoaderDone is returned by a StateLoader used after Commit or Abort.
 var ErrLoaderDone = errors.New("trie: state loader already committed or aborted")
@@ -70,7 +78,7 @@ func (db *DB) NewStateLoader() (*StateLoader, error) {
 		return nil, err
 	}
 	db.loading = true
-	l := &StateLoader{db: db, base: db.base, alloc: db.base.alloc}
+	l := &StateLoader{db: db, base: db.base, alloc: db.base.alloc, cur: new(loaderBatch), spare: new(loaderBatch)}
 	l.h.tx = db.base
 	l.accts = newStreamBuilder(db.format, &l.alloc, &l.h, vertex.RootID, l.emit)
 	l.slots = newStreamBuilder(db.format, &l.alloc, &l.h, vertex.NoID, l.emit)
@@ -89,12 +97,41 @@ func (l *StateLoader) Add(accounts []AccountLeaf) error {
 			return l.fail(err)
 		}
 	}
-	if len(l.batch.Puts) >= loaderBatch {
-		if err := l.write(nil); err != nil {
+	if len(l.cur.batch.Puts) >= loaderBatchRecords {
+		if err := l.writeBehind(); err != nil {
 			return l.fail(err)
 		}
 	}
 	return nil
+}
+
+// writeBehind hands the full batch to a goroutine that writes it while the
+// loader goes on filling the other one (after the write before it is done).
+// Hashing and RocksDB's inserts then run side by side, on two cores.
+func (l *StateLoader) writeBehind() error {
+	if err := l.wait(); err != nil {
+		return err
+	}
+	b := l.cur
+	l.cur, l.spare = l.spare, b
+	done := make(chan error, 1)
+	l.inflight = done
+	go func() {
+		l.db.mu.Lock()
+		defer l.db.mu.Unlock()
+		done <- l.writeLocked(b, nil)
+	}()
+	return nil
+}
+
+// wait returns the result of the write in flight, if any, once it is done.
+func (l *StateLoader) wait() error {
+	if l.inflight == nil {
+		return nil
+	}
+	err := <-l.inflight
+	l.inflight = nil
+	return err
 }
 
 func (l *StateLoader) add(a *AccountLeaf) error {
@@ -141,6 +178,9 @@ func (l *StateLoader) Commit(block uint64) (hashkey.Hash, error) {
 	}
 	defer l.end()
 	k, err := l.accts.finish()
+	if err == nil {
+		err = l.wait()
+	}
 	if err != nil {
 		return hashkey.Hash{}, l.fail(err)
 	}
@@ -149,7 +189,7 @@ func (l *StateLoader) Commit(block uint64) (hashkey.Hash, error) {
 	a := admin{format: db.format, top: l.alloc.Top, block: block, root: root}
 	db.mu.Lock()
 	defer db.mu.Unlock()
-	if err := l.writeLocked(a.encode()); err != nil {
+	if err := l.writeLocked(l.cur, a.encode()); err != nil {
 		l.err = err
 		return hashkey.Hash{}, err
 	}
@@ -166,6 +206,7 @@ func (l *StateLoader) Commit(block uint64) (hashkey.Hash, error) {
 // Calling it after Commit or again does nothing.
 func (l *StateLoader) Abort() {
 	if !l.done {
+		l.wait() // the write in flight, if any: its records stay unreferenced
 		l.end()
 	}
 }
@@ -190,6 +231,7 @@ func (l *StateLoader) release() {
 // fail records err as the load's end.
 func (l *StateLoader) fail(err error) error {
 	l.err = err
+	l.wait()
 	l.release()
 	return err
 }
@@ -204,22 +246,18 @@ func (l *StateLoader) usable() error {
 	return nil
 }
 
-// emit encodes a finished vertex into the batch.
+// emit encodes a finished vertex into the batch being filled.
 func (l *StateLoader) emit(id vertex.ID, v *vertex.Vertex) error {
-	start := len(l.buf)
-	l.buf = vertex.Encode(l.buf, v)
-	l.batch.Puts = append(l.batch.Puts, vertex.Record{ID: id, Rec: l.buf[start:len(l.buf):len(l.buf)]})
+	b := l.cur
+	start := len(b.buf)
+	b.buf = vertex.Encode(b.buf, v)
+	b.batch.Puts = append(b.batch.Puts, vertex.Record{ID: id, Rec: b.buf[start:len(b.buf):len(b.buf)]})
 	return nil
 }
 
-// write writes the batch (with admin, when not nil) under the database's lock.
-func (l *StateLoader) write(admin []byte) error {
-	l.db.mu.Lock()
-	defer l.db.mu.Unlock()
-	return l.writeLocked(admin)
-}
-
-func (l *StateLoader) writeLocked(admin []byte) error {
+// writeLocked writes b (with admin, when not nil) and empties it; the caller
+// holds the database's lock.
+func (l *StateLoader) writeLocked(b *loaderBatch, admin []byte) error {
 	if l.db.closed {
 		return ErrClosed
 	}
@@ -227,20 +265,21 @@ func (l *StateLoader) writeLocked(admin []byte) error {
 		return ErrStale // a Persist moved the base: the IDs taken here may be in use
 	}
 	// In ID order, as a persist writes them (RocksDB inserts sorted keys faster).
-	slices.SortFunc(l.batch.Puts, func(a, b vertex.Record) int { return cmp.Compare(a.ID, b.ID) })
-	l.batch.Admin = admin
-	if err := l.db.backend.Write(&l.batch); err != nil {
-		return fmt.Errorf("trie: state loader: writing %d records: %w", len(l.batch.Puts), err)
+	puts := b.batch.Puts
+	slices.SortFunc(puts, func(x, y vertex.Record) int { return cmp.Compare(x.ID, y.ID) })
+	b.batch.Admin = admin
+	if err := l.db.backend.Write(&b.batch); err != nil {
+		return fmt.Errorf("trie: state loader: writing %d records: %w", len(puts), err)
 	}
 	// Warm the vertex cache as a persist does. Until Commit these records lie
 	// above the allocator's top and nothing refers to them; if the load never
 	// commits they stay unreferenced in the cache as in the store, and any
 	// frame that later takes one of their IDs writes (and re-caches) it before
 	// anything can read it.
-	for _, r := range l.batch.Puts {
+	for _, r := range puts {
 		l.db.cache.put(r.ID, r.Rec)
 	}
-	l.batch = vertex.Batch{Puts: l.batch.Puts[:0]}
-	l.buf = l.buf[:0]
+	b.batch = vertex.Batch{Puts: puts[:0]}
+	b.buf = b.buf[:0]
 	return nil
 }
