@@ -1,13 +1,10 @@
 package trie_test
 
 import (
-	"bytes"
 	"math/rand"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
@@ -92,11 +89,7 @@ func TestCrashLoad(t *testing.T) {
 			}
 			const kills = 12 // at random moments; then one run that completes the load
 			for k := 0; k <= kills; k++ {
-				var out bytes.Buffer
-				cmd := exec.Command(os.Args[0], "-test.run=^TestCrashLoadChild$", "-test.count=1")
-				cmd.Env = append(os.Environ(), crashEnvDir+"="+dir, crashEnvFormat+"="+strconv.Itoa(int(f)), crashEnvDone+"="+done)
-				cmd.Stdout, cmd.Stderr = &out, &out
-				phMust(t, cmd.Start(), "starting the child")
+				cmd, out := crashStart(t, "TestCrashLoadChild", crashEnvDir+"="+dir, crashEnvFormat+"="+strconv.Itoa(int(f)), crashEnvDone+"="+done)
 				if k < kills {
 					time.Sleep(time.Duration(5+rng.Intn(40+40*k)) * slow * time.Millisecond) // later and later
 				} else {
@@ -109,19 +102,9 @@ func TestCrashLoad(t *testing.T) {
 						}
 					}
 				}
-				_ = cmd.Process.Signal(syscall.SIGKILL)
-				err := cmd.Wait()
-				if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
-					t.Fatalf("kill %d: the child ended by itself (%v):\n%s", k, err, out.String())
-				}
+				crashKill(t, k, cmd, out)
 
-				st, err := rocks.Open(dir, crashRocksOptions())
-				phMust(t, err, "kill %d: rocks.Open", k)
-				db, err := trie.Open(st, &trie.Options{Format: f})
-				if err != nil {
-					st.Close()
-					t.Fatalf("kill %d: trie.Open after the kill: %v", k, err)
-				}
+				st, db := crashReopen(t, k, dir, f)
 				switch root := phRoot(t, db); {
 				case root == hashkey.EmptyRoot && db.Block() == 0:
 					empty++

@@ -176,27 +176,13 @@ func crashRun(t *testing.T, mode string, f vertex.Format, kills, maxSleep int) {
 	var prev uint64
 	midPersist := 0
 	for k := 0; k < kills; k++ {
-		var out bytes.Buffer
-		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
-		cmd.Env = append(os.Environ(), crashEnvDir+"="+dir, crashEnvLog+"="+logPath,
+		cmd, out := crashStart(t, "TestCrashChild", crashEnvDir+"="+dir, crashEnvLog+"="+logPath,
 			crashEnvFormat+"="+strconv.Itoa(int(f)), crashEnvMode+"="+mode)
-		cmd.Stdout, cmd.Stderr = &out, &out
-		phMust(t, cmd.Start(), "starting the child")
 		time.Sleep(time.Duration(5+rng.IntN(maxSleep-4)) * time.Millisecond)
-		_ = cmd.Process.Signal(syscall.SIGKILL)
-		err := cmd.Wait()
-		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
-			t.Fatalf("kill %d: the child ended by itself (%v):\n%s", k, err, out.String())
-		}
+		crashKill(t, k, cmd, out)
 
 		roots, last := crashLog(t, logPath)
-		st, err := rocks.Open(dir, crashRocksOptions())
-		phMust(t, err, "kill %d: rocks.Open after the kill", k)
-		db, err := trie.Open(st, &trie.Options{Format: f})
-		if err != nil {
-			st.Close()
-			t.Fatalf("kill %d: trie.Open after the kill: %v", k, err)
-		}
+		_, db := crashReopen(t, k, dir, f)
 		b := db.Block()
 		root := phRoot(t, db)
 		switch {
@@ -234,4 +220,40 @@ func crashRun(t *testing.T, mode string, f vertex.Format, kills, maxSleep int) {
 	if prev < uint64(kills) {
 		t.Errorf("only %d blocks persisted in %d runs: the children barely ran", prev, kills)
 	}
+}
+
+// crashStart starts this test binary again as a child process that runs only
+// the test named test, with env added to its environment; out collects its
+// output.
+func crashStart(t *testing.T, test string, env ...string) (cmd *exec.Cmd, out *bytes.Buffer) {
+	t.Helper()
+	out = new(bytes.Buffer)
+	cmd = exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.count=1")
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdout, cmd.Stderr = out, out
+	phMust(t, cmd.Start(), "starting the child")
+	return cmd, out
+}
+
+// crashKill SIGKILLs the child of kill k and fails t if it had ended by itself.
+func crashKill(t *testing.T, k int, cmd *exec.Cmd, out *bytes.Buffer) {
+	t.Helper()
+	_ = cmd.Process.Signal(syscall.SIGKILL)
+	err := cmd.Wait()
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
+		t.Fatalf("kill %d: the child ended by itself (%v):\n%s", k, err, out.String())
+	}
+}
+
+// crashReopen opens the store in dir after kill k, as a restarted client does.
+func crashReopen(t *testing.T, k int, dir string, f vertex.Format) (*rocks.Store, *trie.DB) {
+	t.Helper()
+	st, err := rocks.Open(dir, crashRocksOptions())
+	phMust(t, err, "kill %d: rocks.Open after the kill", k)
+	db, err := trie.Open(st, &trie.Options{Format: f})
+	if err != nil {
+		st.Close()
+		t.Fatalf("kill %d: trie.Open after the kill: %v", k, err)
+	}
+	return st, db
 }
