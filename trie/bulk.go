@@ -60,33 +60,21 @@ func (tx *Tx) BulkLoadAccounts(accounts []AccountLeaf) error {
 		nslots += len(accounts[i].Storage)
 	}
 	b := newBulkBuilder(tx, len(accounts)+nslots)
-	parallel := b.parallel(len(accounts))
 	accs := make([]vertex.Account, len(accounts))
 	leaves := make([]bulkLeaf, len(accounts))
-	var slots []bulkLeaf
-	if parallel {
-		slots = make([]bulkLeaf, 0, nslots)
-	}
+	slots := make([]bulkLeaf, 0, nslots)
 	for i := range accounts {
 		a := &accounts[i]
 		accs[i] = a.Account.vertexAccount()
-		if !parallel {
-			slots = slots[:0] // built below, before the next account's: reuse the slice
-		}
 		start := len(slots)
 		for j := range a.Storage {
 			val := a.Storage[j].Value.Bytes32()
 			slots = append(slots, b.leaf(a.Storage[j].Hash[:], vertex.SlotPayload, tx.copyValue(trimLeadingZeros(val[:])), nil))
 		}
 		leaves[i] = b.leaf(a.AddrHash[:], vertex.AccountPayload, nil, &accs[i])
-		storage := slots[start:len(slots):len(slots)]
-		if parallel {
-			leaves[i].storage = storage // built by the worker that builds the account's sub-trie
-		} else if err := b.buildStorage(&accs[i], storage); err != nil {
-			return err // serial: built now, while its leaves are in the CPU's cache
-		}
+		leaves[i].storage = slots[start:len(slots):len(slots)] // built just before the account's leaf
 	}
-	return b.buildRoot(leaves, parallel)
+	return b.buildRoot(leaves)
 }
 
 // BulkLoad builds the generic trie of an empty frame from keys sorted strictly
@@ -117,7 +105,7 @@ func (tx *Tx) BulkLoad(keys, values [][]byte) error {
 	for i := range keys {
 		leaves[i] = b.leaf(keys[i], vertex.RawPayload, tx.copyValue(values[i]), nil)
 	}
-	return b.buildRoot(leaves, b.parallel(len(leaves)))
+	return b.buildRoot(leaves)
 }
 
 // checkStorage returns an error wrapping ErrBulkLoad when a's storage has a
@@ -197,12 +185,11 @@ type bulkRun struct {
 // buildRoot builds leaves (sorted, the whole trie) at the root. A large load
 // whose root is a branch is split into the root's child sub-tries, built in
 // parallel by the database's workers; the IDs each takes are counted first
-// (ids) so that each gets its own range, in key order; the IDs are the same
-// whatever the number of workers. (A serial load builds every storage trie
-// before the account trie, so its IDs differ; its keys do not.)
-func (b *bulkBuilder) buildRoot(leaves []bulkLeaf, parallel bool) error {
+// (ids) so that each gets its own range, in key order: the IDs are those a
+// serial build takes, whatever the number of workers.
+func (b *bulkBuilder) buildRoot(leaves []bulkLeaf) error {
 	tx := b.tx
-	if !parallel {
+	if !b.parallel(len(leaves)) {
 		// Serial: no counting pass; the frame's slice grows as IDs are taken.
 		_, err := b.build(vertex.RootID, leaves, 0)
 		tx.alloc = b.alloc

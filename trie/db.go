@@ -19,8 +19,8 @@ type Options struct {
 	// (default 256 MiB; the cache's index adds about 40 bytes per record).
 	CacheBytes int
 	// Workers is how many goroutines hash sub-tries, and build them in a bulk
-	// load, in parallel (default GOMAXPROCS; 1 works serially). Roots are
-	// identical either way (a serial bulk load numbers vertices differently).
+	// load, in parallel (default GOMAXPROCS; 1 works serially). Results are
+	// identical either way.
 	Workers int
 	// NoChildKeys stores only a branch's own key in its record, not its
 	// children's keys: records shrink (about 40 bytes per branch instead of up to
