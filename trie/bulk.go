@@ -228,14 +228,16 @@ func (b *bulkBuilder) buildRoot(leaves []bulkLeaf) error {
 	return b.finishBranch(vertex.RootID, br, &kids)
 }
 
-// buildStorage builds the storage trie of account a from its leaves, if any.
-func (b *bulkBuilder) buildStorage(a *vertex.Account, storage []bulkLeaf) error {
+// buildStorage builds the storage trie of account a (nil for a leaf that is
+// not an account) from its leaves and returns its root hash (EmptyRoot when
+// there are none).
+func (b *bulkBuilder) buildStorage(a *vertex.Account, storage []bulkLeaf) (hashkey.Hash, error) {
 	if len(storage) == 0 {
-		return nil
+		return hashkey.EmptyRoot, nil
 	}
 	a.Storage = b.alloc.Take(1)
-	_, err := b.build(a.Storage, storage, 0)
-	return err
+	k, err := b.build(a.Storage, storage, 0)
+	return k.Hash(), err
 }
 
 func (b *bulkBuilder) workers() int {
@@ -330,15 +332,12 @@ func (b *bulkBuilder) build(id vertex.ID, leaves []bulkLeaf, depth int) (hashkey
 	if len(leaves) == 1 {
 		l := leaves[0]
 		v := l.v
-		if err := b.buildStorage(v.Acc, l.storage); err != nil {
-			return hashkey.Key{}, err
-		}
-		v.Path = l.path[depth:]
-		inner, outer, err := b.h.encode(v, nil)
+		root, err := b.buildStorage(v.Acc, l.storage)
 		if err != nil {
 			return hashkey.Key{}, err
 		}
-		v.Key = b.h.nodeKey(inner, outer)
+		v.Path = l.path[depth:]
+		v.Key = b.h.leafKey(v, &root)
 		b.set(id, v)
 		return v.Key, nil
 	}

@@ -161,6 +161,13 @@ func (h *hasher) value(v *vertex.Vertex) ([]byte, error) {
 	return h.payloadRLP(v, &root), nil
 }
 
+// leafKey returns the key of leaf v whose account (if it is one) has storage
+// root root: for builders that hold the root already and need no lookup.
+func (h *hasher) leafKey(v *vertex.Vertex, root *hashkey.Hash) hashkey.Key {
+	h.buf = hashkey.AppendLeaf(h.buf[:0], v.Path, h.payloadRLP(v, root))
+	return h.keyOf(h.buf)
+}
+
 // payloadRLP returns the bytes a leaf node stores as its value: raw bytes as
 // they are, a slot as RLP of its minimal big-endian value, an account as
 // RLP[nonce, balance, storageRoot, codeHash] with root as its storage root.

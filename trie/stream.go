@@ -137,14 +137,14 @@ func (b *streamBuilder) placePending(p *openBranch) error {
 // last key, hashes it and emits it. A placed branch is free for reuse.
 func (b *streamBuilder) place(id vertex.ID, start int) (hashkey.Key, error) {
 	var v *vertex.Vertex
-	var inner, outer []byte
 	if ob := b.pend.branch; ob != nil {
 		v = &ob.v
 		v.Path = b.last[start:ob.depth]
-		var err error
-		if inner, outer, err = b.h.encodeBranch(v, &ob.kids); err != nil {
+		inner, outer, err := b.h.encodeBranch(v, &ob.kids)
+		if err != nil {
 			return hashkey.Key{}, err
 		}
+		v.Key = b.h.nodeKey(inner, outer)
 		// The record carries the children's keys, as a persisted branch's does:
 		// the first update below it then reads no siblings.
 		b.ck = vertex.PackChildKeys(b.ck[:0], v.Used, &ob.kids)
@@ -154,11 +154,9 @@ func (b *streamBuilder) place(id vertex.ID, start int) (hashkey.Key, error) {
 	} else {
 		v = &b.pend.leaf
 		v.Path = b.last[start:]
-		b.h.buf = hashkey.AppendLeaf(b.h.buf[:0], v.Path, b.h.payloadRLP(v, &b.pend.root))
-		inner = b.h.buf
+		v.Key = b.h.leafKey(v, &b.pend.root)
 	}
-	k := b.h.nodeKey(inner, outer)
-	v.Key = k
+	k := v.Key
 	if err := b.emit(id, v); err != nil {
 		return hashkey.Key{}, err
 	}
