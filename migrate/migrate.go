@@ -154,7 +154,7 @@ func Run(ctx context.Context, src, dst *trie.DB, checkpointDir string, opts Opti
 	return got, nil
 }
 
-func commitChunk(dst *trie.DB, tx *trie.Tx, cp *checkpoint, dir string, srcRoot hashkey.Hash, block uint64) (*trie.Tx, error) {
+func commitChunk(dst *trie.DB, tx *trie.Frame, cp *checkpoint, dir string, srcRoot hashkey.Hash, block uint64) (*trie.Frame, error) {
 	if err := dst.Persist(tx, block); err != nil {
 		return nil, fmt.Errorf("migrate: persisting chunk: %w", err)
 	}

@@ -1,10 +1,10 @@
 package rocks_test
 
 import (
-	"bytes"
 	"fmt"
 	"testing"
 
+	"github.com/hexstate/hexstate/hashkey"
 	"github.com/hexstate/hexstate/rocks"
 	"github.com/hexstate/hexstate/trie"
 )
@@ -30,17 +30,17 @@ func TestTrieOnRocks(t *testing.T) {
 		}
 		return db
 	}
-	key := func(i int) []byte { return []byte(fmt.Sprintf("key-%05d", i)) }
-	val := func(i int) []byte { return []byte(fmt.Sprintf("value-%d", i*i)) }
+	key := func(i int) hashkey.Hash { return hashkey.Keccak256([]byte(fmt.Sprintf("key-%05d", i))) }
+	val := func(i int) trie.Account { return trie.Account{Nonce: uint64(i*i + 1)} }
 
 	db := open()
-	tx := db.Begin()
+	fr := db.Begin()
 	for i := 0; i < 500; i++ {
-		if err := tx.Put(key(i), val(i)); err != nil {
+		if err := fr.UpdateAccount(key(i), val(i)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := db.Persist(tx, 1); err != nil {
+	if err := db.Persist(fr, 1); err != nil {
 		t.Fatal(err)
 	}
 	root, err := db.StateRoot()
@@ -56,11 +56,11 @@ func TestTrieOnRocks(t *testing.T) {
 	if got, err := db.StateRoot(); err != nil || got != root {
 		t.Fatalf("root after reopen = %x, %v; want %x", got, err, root)
 	}
-	tx = db.Begin()
+	fr = db.Begin()
 	for i := 0; i < 500; i += 37 {
-		got, err := tx.Get(key(i))
-		if err != nil || !bytes.Equal(got, val(i)) {
-			t.Fatalf("Get(%s) = %q, %v; want %q", key(i), got, err, val(i))
+		got, ok, err := fr.Account(key(i))
+		if err != nil || !ok || got.Nonce != val(i).Nonce {
+			t.Fatalf("Account(%v) = %+v, %v, %v; want %+v", key(i), got, ok, err, val(i))
 		}
 	}
 	if st := db.BackendStats(); st.PointReads+st.RangeReads == 0 {

@@ -83,19 +83,19 @@ func TestBadVertexRecord(t *testing.T) {
 				biCorrupt(t, s, leaf, bad)
 				defer biCorrupt(t, s, leaf, recs[leaf])
 				db := s.open(f, 0)
-				tx := db.Begin()
-				_, err := tx.Get(phKey(leafKey))
+				fr := db.Begin()
+				_, err := trie.G(fr).Get(phKey(leafKey))
 				biWantCorrupt(t, err, "Get of the corrupt leaf's key")
 				// Changing a key beside it and hashing must read the corrupt
 				// record (a sibling's key is needed) and fail the same way.
-				tx2 := db.Begin()
-				if err := tx2.Put(append(phKey(leafKey), 0x01), []byte("new")); err != nil {
+				fr2 := db.Begin()
+				if err := trie.G(fr2).Put(append(phKey(leafKey), 0x01), []byte("new")); err != nil {
 					biWantCorrupt(t, err, "Put beside the corrupt leaf")
 				} else {
-					_, err := tx2.Hash()
+					_, err := trie.G(fr2).Hash()
 					biWantCorrupt(t, err, "Hash after a Put beside the corrupt leaf")
 				}
-				_, err = tx.Prove(phKey(leafKey))
+				_, err = trie.G(fr).Prove(phKey(leafKey))
 				biWantCorrupt(t, err, "Prove of the corrupt leaf's key")
 				db.Close()
 			})
@@ -108,13 +108,13 @@ func TestBadVertexRecord(t *testing.T) {
 				// Some key lies below the branch; reading every key must hit it.
 				var firstErr error
 				for i := range m {
-					if _, err := db.Begin().Get(phKey(i)); err != nil {
+					if _, err := trie.G(db.Begin()).Get(phKey(i)); err != nil {
 						firstErr = err
 						break
 					}
 				}
 				biWantCorrupt(t, firstErr, "Get below the corrupt branch")
-				it := db.Begin().Iterator(nil)
+				it := trie.G(db.Begin()).Iterator(nil)
 				for it.Next() {
 				}
 				biWantCorrupt(t, it.Err(), "iterating over the corrupt branch")
@@ -611,16 +611,16 @@ func TestRocksOpenAfterCreationCutShort(t *testing.T) {
 		phMust(t, err, "rocks.Open after a creation cut short")
 		db, err := trie.Open(st, nil)
 		phMust(t, err, "trie.Open")
-		tx := db.Begin()
-		phMust(t, tx.Put([]byte("k"), []byte("v")), "Put")
-		phMust(t, db.Persist(tx, 1), "Persist")
+		fr := db.Begin()
+		phMust(t, trie.G(fr).Put([]byte("k"), []byte("v")), "Put")
+		phMust(t, db.Persist(fr, 1), "Persist")
 		phMust(t, db.Close(), "Close")
 		st, err = rocks.Open(dir, nil)
 		phMust(t, err, "rocks.Open after the first persist")
 		db, err = trie.Open(st, nil)
 		phMust(t, err, "trie.Open")
 		defer db.Close()
-		if v, err := db.Begin().Get([]byte("k")); err != nil || string(v) != "v" {
+		if v, err := trie.G(db.Begin()).Get([]byte("k")); err != nil || string(v) != "v" {
 			t.Fatalf("Get = %q, %v", v, err)
 		}
 	}

@@ -40,13 +40,13 @@ type SlotLeaf struct {
 // AddrHash (strictly increasing), each with its storage sorted by slot hash. It
 // fails, changing nothing, on unsorted or duplicate keys, zero slot values, or a
 // frame whose state is not empty.
-func (tx *Tx) BulkLoadAccounts(accounts []AccountLeaf) error {
-	tx.db.mu.RLock()
-	defer tx.db.mu.RUnlock()
-	if err := tx.check(true); err != nil {
+func (fr *Frame) BulkLoadAccounts(accounts []AccountLeaf) error {
+	fr.db.mu.RLock()
+	defer fr.db.mu.RUnlock()
+	if err := fr.check(true); err != nil {
 		return err
 	}
-	if err := tx.checkEmpty(); err != nil {
+	if err := fr.checkEmpty(); err != nil {
 		return err
 	}
 	nslots := 0
@@ -59,7 +59,7 @@ func (tx *Tx) BulkLoadAccounts(accounts []AccountLeaf) error {
 		}
 		nslots += len(accounts[i].Storage)
 	}
-	b := newBulkBuilder(tx, len(accounts)+nslots)
+	b := newBulkBuilder(fr, len(accounts)+nslots)
 	accs := make([]vertex.Account, len(accounts))
 	leaves := make([]bulkLeaf, len(accounts))
 	slots := make([]bulkLeaf, 0, nslots)
@@ -69,7 +69,7 @@ func (tx *Tx) BulkLoadAccounts(accounts []AccountLeaf) error {
 		start := len(slots)
 		for j := range a.Storage {
 			val := a.Storage[j].Value.Bytes32()
-			slots = append(slots, b.leaf(a.Storage[j].Hash[:], vertex.SlotPayload, tx.copyValue(trimLeadingZeros(val[:])), nil))
+			slots = append(slots, b.leaf(a.Storage[j].Hash[:], vertex.SlotPayload, fr.copyValue(trimLeadingZeros(val[:])), nil))
 		}
 		leaves[i] = b.leaf(a.AddrHash[:], vertex.AccountPayload, nil, &accs[i])
 		leaves[i].storage = slots[start:len(slots):len(slots)] // built just before the account's leaf
@@ -77,19 +77,19 @@ func (tx *Tx) BulkLoadAccounts(accounts []AccountLeaf) error {
 	return b.buildRoot(leaves)
 }
 
-// BulkLoad builds the generic trie of an empty frame from keys sorted strictly
+// bulkLoad builds the generic trie of an empty frame from keys sorted strictly
 // increasing and their non-empty values. It fails, changing nothing, on unsorted
 // or duplicate keys, empty values, or a frame whose trie is not empty.
-func (tx *Tx) BulkLoad(keys, values [][]byte) error {
-	tx.db.mu.RLock()
-	defer tx.db.mu.RUnlock()
-	if err := tx.check(true); err != nil {
+func (fr *Frame) bulkLoad(keys, values [][]byte) error {
+	fr.db.mu.RLock()
+	defer fr.db.mu.RUnlock()
+	if err := fr.check(true); err != nil {
 		return err
 	}
 	if len(keys) != len(values) {
 		return fmt.Errorf("%w: %d keys but %d values", ErrBulkLoad, len(keys), len(values))
 	}
-	if err := tx.checkEmpty(); err != nil {
+	if err := fr.checkEmpty(); err != nil {
 		return err
 	}
 	for i := range keys {
@@ -100,10 +100,10 @@ func (tx *Tx) BulkLoad(keys, values [][]byte) error {
 			return fmt.Errorf("%w: key %d (%x) is not above the one before", ErrBulkLoad, i, keys[i])
 		}
 	}
-	b := newBulkBuilder(tx, len(keys))
+	b := newBulkBuilder(fr, len(keys))
 	leaves := make([]bulkLeaf, len(keys))
 	for i := range keys {
-		leaves[i] = b.leaf(keys[i], vertex.RawPayload, tx.copyValue(values[i]), nil)
+		leaves[i] = b.leaf(keys[i], vertex.RawPayload, fr.copyValue(values[i]), nil)
 	}
 	return b.buildRoot(leaves)
 }
@@ -123,8 +123,8 @@ func checkStorage(a *AccountLeaf) error {
 	return nil
 }
 
-func (tx *Tx) checkEmpty() error {
-	v, err := tx.get(vertex.RootID)
+func (fr *Frame) checkEmpty() error {
+	v, err := fr.get(vertex.RootID)
 	if err == nil && v != nil {
 		err = fmt.Errorf("%w: the trie is not empty", ErrBulkLoad)
 	}
@@ -148,27 +148,27 @@ const bulkParallelMin = 4096
 // slice, which is sized for the whole load before they start; they share nothing
 // else that is written.
 type bulkBuilder struct {
-	tx       *Tx
+	fr       *Frame
 	h        hasher
 	alloc    vertex.Allocator
 	branches []vertex.Vertex // slab of new branches
 	leaves   []vertex.Vertex // slab of leaves (the serial preparation's)
 }
 
-func newBulkBuilder(tx *Tx, leaves int) *bulkBuilder {
+func newBulkBuilder(fr *Frame, leaves int) *bulkBuilder {
 	// Reserve the frame's fresh-ID slice: a v2 branch takes 16 IDs and random keys
 	// give about one branch per three leaves; v1 takes one ID per vertex.
 	ids := 2 * leaves
-	if tx.db.format == vertex.FormatV2 {
+	if fr.db.format == vertex.FormatV2 {
 		ids = 6 * leaves
 	}
-	tx.vtx.reserve(ids)
-	return &bulkBuilder{tx: tx, h: hasher{tx: tx}, alloc: tx.alloc, leaves: make([]vertex.Vertex, 0, leaves)}
+	fr.vtx.reserve(ids)
+	return &bulkBuilder{fr: fr, h: hasher{fr: fr}, alloc: fr.alloc, leaves: make([]vertex.Vertex, 0, leaves)}
 }
 
 func (b *bulkBuilder) leaf(key []byte, kind vertex.PayloadKind, value []byte, acc *vertex.Account) bulkLeaf {
 	b.leaves = append(b.leaves, vertex.Vertex{Kind: vertex.Leaf, Payload: kind, Value: value, Acc: acc})
-	return bulkLeaf{path: b.tx.keyNibbles(key), v: &b.leaves[len(b.leaves)-1]}
+	return bulkLeaf{path: b.fr.keyNibbles(key), v: &b.leaves[len(b.leaves)-1]}
 }
 
 // bulkRun is one child sub-trie of the root, built by one worker.
@@ -188,11 +188,11 @@ type bulkRun struct {
 // (ids) so that each gets its own range, in key order: the IDs are those a
 // serial build takes, whatever the number of workers.
 func (b *bulkBuilder) buildRoot(leaves []bulkLeaf) error {
-	tx := b.tx
+	fr := b.fr
 	if !b.parallel(len(leaves)) {
 		// Serial: no counting pass; the frame's slice grows as IDs are taken.
 		_, err := b.build(vertex.RootID, leaves, 0)
-		tx.alloc = b.alloc
+		fr.alloc = b.alloc
 		return err
 	}
 	first, last := leaves[0].path, leaves[len(leaves)-1].path
@@ -211,10 +211,10 @@ func (b *bulkBuilder) buildRoot(leaves []bulkLeaf) error {
 		runs[i].top = b.alloc.Top
 		b.alloc.Top += vertex.ID(runs[i].ids)
 	}
-	tx.vtx.extend(b.alloc.Top)
+	fr.vtx.extend(b.alloc.Top)
 	forEach(len(runs), workers, func(i int) {
 		r := &runs[i]
-		w := &bulkBuilder{tx: tx, h: hasher{tx: tx}, alloc: vertex.Allocator{Top: r.top}}
+		w := &bulkBuilder{fr: fr, h: hasher{fr: fr}, alloc: vertex.Allocator{Top: r.top}}
 		r.key, r.err = w.build(r.id, r.leaves, d+1)
 	})
 	var kids [16]hashkey.Key
@@ -224,7 +224,7 @@ func (b *bulkBuilder) buildRoot(leaves []bulkLeaf) error {
 		}
 		kids[r.n] = r.key
 	}
-	tx.alloc = b.alloc
+	fr.alloc = b.alloc
 	return b.finishBranch(vertex.RootID, br, &kids)
 }
 
@@ -241,7 +241,7 @@ func (b *bulkBuilder) buildStorage(a *vertex.Account, storage []bulkLeaf) (hashk
 }
 
 func (b *bulkBuilder) workers() int {
-	if w := b.tx.db.workers; w > 0 {
+	if w := b.fr.db.workers; w > 0 {
 		return w
 	}
 	return runtime.GOMAXPROCS(0)
@@ -302,7 +302,7 @@ func (b *bulkBuilder) ids(leaves []bulkLeaf, depth int) int {
 		}
 		return 0
 	}
-	v1 := b.tx.db.format == vertex.FormatV1
+	v1 := b.fr.db.format == vertex.FormatV1
 	first, last := leaves[0].path, leaves[len(leaves)-1].path
 	d := depth + commonPrefix(first[depth:], last[depth:])
 	n := 0
@@ -375,7 +375,7 @@ func (b *bulkBuilder) finishBranch(id vertex.ID, br *vertex.Vertex, kids *[16]ha
 
 func (b *bulkBuilder) newBranch(p []byte) *vertex.Vertex {
 	br := take(&b.branches, 256)
-	initBranch(br, p, b.tx.db.format, &b.alloc, nil)
+	initBranch(br, p, b.fr.db.format, &b.alloc, nil)
 	return br
 }
 
@@ -384,7 +384,7 @@ func (b *bulkBuilder) addChild(br *vertex.Vertex, n byte) vertex.ID { return add
 // set places v at id: a fresh ID in the slot sized for it (race-free between
 // builders, whose IDs differ), the root through the frame's map.
 func (b *bulkBuilder) set(id vertex.ID, v *vertex.Vertex) {
-	if !b.tx.vtx.setSized(id, v) {
-		b.tx.vtx.set(id, v)
+	if !b.fr.vtx.setSized(id, v) {
+		b.fr.vtx.set(id, v)
 	}
 }

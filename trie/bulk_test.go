@@ -58,20 +58,20 @@ func TestBulkLoadMatchesInserts(t *testing.T) {
 					ref.Put(k, values[i])
 				}
 				db, _ := trie.Open(trie.NewMemoryBackend(), &trie.Options{Format: f, Workers: workers})
-				tx := db.Begin()
-				if err := tx.BulkLoad(keys, values); err != nil {
+				fr := db.Begin()
+				if err := trie.G(fr).BulkLoad(keys, values); err != nil {
 					t.Fatal(err)
 				}
-				got, err := tx.Hash()
+				got, err := trie.G(fr).Hash()
 				if err != nil || got != ref.Hash() {
 					t.Fatalf("%s, %v, %d workers: bulk root %v (%v), inserts %v", name, f, workers, got, err, ref.Hash())
 				}
 				// The loaded trie is a normal trie: it takes writes and persists.
-				tx.Put(keys[0], []byte("changed"))
+				trie.G(fr).Put(keys[0], []byte("changed"))
 				ref.Put(keys[0], []byte("changed"))
-				tx.Put([]byte{9, 9, 9}, []byte("new"))
+				trie.G(fr).Put([]byte{9, 9, 9}, []byte("new"))
 				ref.Put([]byte{9, 9, 9}, []byte("new"))
-				if err := db.Persist(tx, 1); err != nil {
+				if err := db.Persist(fr, 1); err != nil {
 					t.Fatal(err)
 				}
 				if r, _ := db.StateRoot(); r != ref.Hash() {
@@ -94,16 +94,16 @@ func TestBulkLoadAccounts(t *testing.T) {
 		want, _ := ref.StateRoot()
 
 		db, _ := trie.Open(trie.NewMemoryBackend(), &trie.Options{Format: f})
-		tx := db.Begin()
-		if err := tx.BulkLoadAccounts(accs); err != nil {
+		fr := db.Begin()
+		if err := fr.BulkLoadAccounts(accs); err != nil {
 			t.Fatal(err)
 		}
-		if got, err := tx.StateRoot(); err != nil || got != want {
+		if got, err := fr.StateRoot(); err != nil || got != want {
 			t.Fatalf("%v: bulk root %v (%v), inserts %v", f, got, err, want)
 		}
 		a := accs[0]
 		if len(a.Storage) > 0 {
-			v, _ := tx.Storage(a.AddrHash, a.Storage[0].Hash)
+			v, _ := fr.Storage(a.AddrHash, a.Storage[0].Hash)
 			if v != a.Storage[0].Value {
 				t.Fatalf("slot read %v, want %v", &v, &a.Storage[0].Value)
 			}
@@ -112,7 +112,7 @@ func TestBulkLoadAccounts(t *testing.T) {
 		if err := db.Begin().BulkLoadAccounts([]trie.AccountLeaf{accs[1], accs[0]}); !errors.Is(err, trie.ErrBulkLoad) {
 			t.Fatalf("unsorted: %v", err)
 		}
-		if err := tx.BulkLoadAccounts(accs[:1]); !errors.Is(err, trie.ErrBulkLoad) {
+		if err := fr.BulkLoadAccounts(accs[:1]); !errors.Is(err, trie.ErrBulkLoad) {
 			t.Fatalf("non-empty: %v", err)
 		}
 		if err := db.Begin().BulkLoadAccounts([]trie.AccountLeaf{{AddrHash: hashkey.Hash{1}, Storage: []trie.SlotLeaf{{}}}}); !errors.Is(err, trie.ErrBulkLoad) {
@@ -124,16 +124,16 @@ func TestBulkLoadAccounts(t *testing.T) {
 func TestStateIterators(t *testing.T) {
 	rng := rand.New(rand.NewSource(9))
 	db, _ := trie.Open(trie.NewMemoryBackend(), nil)
-	tx := db.Begin()
+	fr := db.Begin()
 	var hashes []hashkey.Hash
 	for i := 0; i < 500; i++ {
 		var h hashkey.Hash
 		rng.Read(h[:])
 		hashes = append(hashes, h)
-		tx.UpdateAccount(h, trie.Account{Nonce: uint64(i + 1)})
+		fr.UpdateAccount(h, trie.Account{Nonce: uint64(i + 1)})
 	}
 	sort.Slice(hashes, func(i, j int) bool { return bytes.Compare(hashes[i][:], hashes[j][:]) < 0 })
-	it := tx.Accounts(hashes[100])
+	it := fr.Accounts(hashes[100])
 	for i := 100; i < len(hashes); i++ {
 		if !it.Next() || it.Hash() != hashes[i] || it.Account().Nonce == 0 {
 			t.Fatalf("account %d: got %v, want %v (%v)", i, it.Hash(), hashes[i], it.Err())
@@ -147,10 +147,10 @@ func TestStateIterators(t *testing.T) {
 		var s hashkey.Hash
 		rng.Read(s[:])
 		slots = append(slots, s)
-		tx.UpdateStorage(hashes[0], s, new(uint256.Int).SetUint64(uint64(i+1)))
+		fr.UpdateStorage(hashes[0], s, new(uint256.Int).SetUint64(uint64(i+1)))
 	}
 	sort.Slice(slots, func(i, j int) bool { return bytes.Compare(slots[i][:], slots[j][:]) < 0 })
-	si := tx.StorageSlots(hashes[0], hashkey.Hash{})
+	si := fr.StorageSlots(hashes[0], hashkey.Hash{})
 	n := 0
 	for si.Next() {
 		if v := si.Value(); si.Hash() != slots[n] || v.IsZero() {
@@ -161,7 +161,7 @@ func TestStateIterators(t *testing.T) {
 	if n != len(slots) || si.Err() != nil {
 		t.Fatalf("iterated %d slots of %d (%v)", n, len(slots), si.Err())
 	}
-	if tx.StorageSlots(hashes[1], hashkey.Hash{}).Next() {
+	if fr.StorageSlots(hashes[1], hashkey.Hash{}).Next() {
 		t.Fatal("account without storage iterated slots")
 	}
 }
@@ -187,14 +187,14 @@ func TestBulkLoadParallel(t *testing.T) {
 		for _, workers := range []int{1, 2, 4} {
 			mem := trie.NewMemoryBackend()
 			db, _ := trie.Open(mem, &trie.Options{Format: f, Workers: workers})
-			tx := db.Begin()
-			if err := tx.BulkLoadAccounts(accs); err != nil {
+			fr := db.Begin()
+			if err := fr.BulkLoadAccounts(accs); err != nil {
 				t.Fatal(err)
 			}
-			if got, err := tx.StateRoot(); err != nil || got != want {
+			if got, err := fr.StateRoot(); err != nil || got != want {
 				t.Fatalf("%v, %d workers: bulk root %v (%v), inserts %v", f, workers, got, err, want)
 			}
-			phMust(t, db.Persist(tx, 1), "Persist")
+			phMust(t, db.Persist(fr, 1), "Persist")
 			records[workers] = phRecords(t, mem)
 			if reach := phReachable(t, records[workers]); len(reach) != len(records[workers]) {
 				t.Fatalf("%v, %d workers: %d records, %d reachable", f, workers, len(records[workers]), len(reach))
@@ -207,9 +207,9 @@ func TestBulkLoadParallel(t *testing.T) {
 				a := accs[rng.Intn(len(accs))]
 				var fresh hashkey.Hash
 				rng.Read(fresh[:])
-				for _, tx := range []*trie.Tx{next, rnext} {
-					tx.UpdateAccount(fresh, trie.Account{Nonce: 1})
-					tx.UpdateStorage(a.AddrHash, fresh, uint256.NewInt(uint64(i+1)))
+				for _, fr := range []*trie.Frame{next, rnext} {
+					fr.UpdateAccount(fresh, trie.Account{Nonce: 1})
+					fr.UpdateStorage(a.AddrHash, fresh, uint256.NewInt(uint64(i+1)))
 				}
 			}
 			got, err := next.StateRoot()
@@ -255,16 +255,16 @@ func randomAccountLeaves(rng *rand.Rand, n, storageEvery, maxSlots int) []trie.A
 	return accs
 }
 
-// insertAccountLeaves writes accs into tx one by one, the reference a bulk load
+// insertAccountLeaves writes accs into fr one by one, the reference a bulk load
 // is compared with.
-func insertAccountLeaves(t *testing.T, tx *trie.Tx, accs []trie.AccountLeaf) {
+func insertAccountLeaves(t *testing.T, fr *trie.Frame, accs []trie.AccountLeaf) {
 	t.Helper()
 	for _, a := range accs {
-		if err := tx.UpdateAccount(a.AddrHash, a.Account); err != nil {
+		if err := fr.UpdateAccount(a.AddrHash, a.Account); err != nil {
 			t.Fatal(err)
 		}
 		for _, s := range a.Storage {
-			if err := tx.UpdateStorage(a.AddrHash, s.Hash, &s.Value); err != nil {
+			if err := fr.UpdateStorage(a.AddrHash, s.Hash, &s.Value); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -117,20 +117,20 @@ func TestCrashLoad(t *testing.T) {
 					}
 				case root == want && db.Block() == 1:
 					loaded++
-					tx := db.Begin()
+					fr := db.Begin()
 					for i := 0; i < len(state); i += 997 {
 						a := state[i]
-						got, ok, err := tx.Account(a.AddrHash)
+						got, ok, err := fr.Account(a.AddrHash)
 						if err != nil || !ok || got.Nonce != a.Account.Nonce || got.Balance != a.Account.Balance {
 							t.Fatalf("kill %d: account %v reads %+v, %v, %v", k, a.AddrHash, got, ok, err)
 						}
 						for _, s := range a.Storage {
-							if v, err := tx.Storage(a.AddrHash, s.Hash); err != nil || v != s.Value {
+							if v, err := fr.Storage(a.AddrHash, s.Hash); err != nil || v != s.Value {
 								t.Fatalf("kill %d: slot %v reads %v, %v; want %v", k, s.Hash, &v, err, &s.Value)
 							}
 						}
 					}
-					if got := phHash(t, tx); got != want {
+					if got := phHash(t, fr); got != want {
 						t.Fatalf("kill %d: re-hashed root %v, want %v", k, got, want)
 					}
 				default:

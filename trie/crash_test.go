@@ -41,20 +41,20 @@ const (
 	crashEnvMode   = "HEXSTATE_CRASH_MODE"
 )
 
-// crashApply applies block b's changes to tx (and to the models, when not nil).
-func crashApply(t testing.TB, mode string, tx *trie.Tx, b uint64, m phModel, st *phState) {
+// crashApply applies block b's changes to fr (and to the models, when not nil).
+func crashApply(t testing.TB, mode string, fr *trie.Frame, b uint64, m phModel, st *phState) {
 	t.Helper()
 	switch mode {
 	case "generic":
 		if m == nil {
 			m = phModel{}
 		}
-		phApply(t, tx, m, phOps(b, 60, phUniverse, 30), int(b))
+		phApply(t, fr, m, phOps(b, 60, phUniverse, 30), int(b))
 	case "state":
 		if st == nil {
 			st = &phState{accts: map[int]trie.Account{}, slots: map[int]map[int]uint64{}}
 		}
-		st.apply(t, tx, rand.New(rand.NewPCG(b, 77)), int(b), 12)
+		st.apply(t, fr, rand.New(rand.NewPCG(b, 77)), int(b), 12)
 	default:
 		t.Fatalf("unknown crash mode %q", mode)
 	}
@@ -81,13 +81,13 @@ func TestCrashChild(t *testing.T) {
 	log, err := os.OpenFile(os.Getenv(crashEnvLog), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	phMust(t, err, "child: log")
 	for b := db.Block() + 1; b < 1<<20; b++ {
-		tx := db.Begin()
-		crashApply(t, mode, tx, b, nil, nil)
-		root := phHash(t, tx)
+		fr := db.Begin()
+		crashApply(t, mode, fr, b, nil, nil)
+		root := phHash(t, fr)
 		_, err := fmt.Fprintf(log, "%d %x\n", b, root[:])
 		phMust(t, err, "child: writing the log")
 		phMust(t, log.Sync(), "child: syncing the log")
-		phMust(t, db.Persist(tx, b), "child: Persist(%d)", b)
+		phMust(t, db.Persist(fr, b), "child: Persist(%d)", b)
 	}
 }
 
@@ -124,7 +124,7 @@ func crashLog(t *testing.T, path string) (map[uint64]hashkey.Hash, uint64) {
 type crashRef struct {
 	mode  string
 	block uint64
-	tx    *trie.Tx
+	fr    *trie.Frame
 	m     phModel
 	st    *phState
 }
@@ -132,7 +132,7 @@ type crashRef struct {
 func newCrashRef(t *testing.T, mode string) *crashRef {
 	db, err := trie.Open(trie.NewMemoryBackend(), nil)
 	phMust(t, err, "reference Open")
-	return &crashRef{mode: mode, tx: db.Begin(), m: phModel{},
+	return &crashRef{mode: mode, fr: db.Begin(), m: phModel{},
 		st: &phState{accts: map[int]trie.Account{}, slots: map[int]map[int]uint64{}}}
 }
 
@@ -142,9 +142,9 @@ func (r *crashRef) advance(t *testing.T, to uint64) hashkey.Hash {
 		t.Fatalf("the store went back from block %d to block %d: a persisted block was lost", r.block, to)
 	}
 	for ; r.block < to; r.block++ {
-		crashApply(t, r.mode, r.tx, r.block+1, r.m, r.st)
+		crashApply(t, r.mode, r.fr, r.block+1, r.m, r.st)
 	}
-	return phHash(t, r.tx)
+	return phHash(t, r.fr)
 }
 
 func TestCrash(t *testing.T) {
@@ -201,14 +201,14 @@ func crashRun(t *testing.T, mode string, f vertex.Format, kills, maxSleep int) {
 		if want := ref.advance(t, b); want != root {
 			t.Fatalf("kill %d: store at block %d with root %v, reference %v", k, b, root, want)
 		}
-		tx := db.Begin()
-		if got := phHash(t, tx); got != root {
-			t.Fatalf("kill %d: Hash of a fresh tx %v, StateRoot %v", k, got, root)
+		fr := db.Begin()
+		if got := phHash(t, fr); got != root {
+			t.Fatalf("kill %d: Hash of a fresh fr %v, StateRoot %v", k, got, root)
 		}
 		if mode == "generic" {
-			phCheckModel(t, tx, ref.m, phUniverse)
+			phCheckModel(t, fr, ref.m, phUniverse)
 		} else {
-			ref.st.check(t, tx, nil)
+			ref.st.check(t, fr, nil)
 		}
 		phMust(t, db.Close(), "kill %d: Close", k)
 		if t.Failed() {

@@ -31,7 +31,7 @@ type Options struct {
 }
 
 // DB is a persistent Merkle-Patricia state database on a Backend: the persisted
-// base state plus a tree of in-memory frames (Tx) on top of it.
+// base state plus a tree of in-memory frames (Frame) on top of it.
 //
 // The trie rooted at vertex.RootID is the state (account) trie, or, used through
 // Put/Get/Delete, a generic byte-keyed trie; a database holds one or the other.
@@ -42,7 +42,7 @@ type DB struct {
 	workers int
 	noChild bool // Options.NoChildKeys
 	cache   *vertexCache
-	base    *Tx // the persisted state, as a frame with no changes
+	base    *Frame // the persisted state, as a frame with no changes
 	block   uint64
 	root    hashkey.Hash
 	closed  bool
@@ -136,7 +136,7 @@ func (db *DB) StateRoot() (hashkey.Hash, error) {
 }
 
 // Begin starts a frame on the persisted base state.
-func (db *DB) Begin() *Tx {
+func (db *DB) Begin() *Frame {
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	return newFrame(db, db.base, db.base.alloc)
@@ -211,16 +211,16 @@ func (db *DB) decode(id vertex.ID, rec []byte) (*vertex.Vertex, error) {
 }
 
 // prefetchChildren loads the persisted children of a format-v2 branch in one range
-// read over its 16 slots when two or more of them are neither in tx's frames nor
+// read over its 16 slots when two or more of them are neither in fr's frames nor
 // cached. (A format-v1 branch's children are scattered: they are read one by one.)
-func (db *DB) prefetchChildren(tx *Tx, v *vertex.Vertex) error {
-	if v.Kids != nil || v.Used == 0 || v.Base >= tx.vtx.first {
-		return nil // v1, or slots allocated by tx itself: nothing of them is stored
+func (db *DB) prefetchChildren(fr *Frame, v *vertex.Vertex) error {
+	if v.Kids != nil || v.Used == 0 || v.Base >= fr.vtx.first {
+		return nil // v1, or slots allocated by fr itself: nothing of them is stored
 	}
 	missing := 0
 	for n := 0; n < 16; n++ {
 		id := v.Base + vertex.ID(n)
-		if v.Used&(1<<n) != 0 && !tx.inFrames(id) && !db.cache.contains(id) {
+		if v.Used&(1<<n) != 0 && !fr.inFrames(id) && !db.cache.contains(id) {
 			missing++
 		}
 	}

@@ -18,8 +18,8 @@ import (
 // Every read happens before the first write, at each level: the sibling a
 // collapse will need is read before descending. A read error therefore leaves the
 // frame as it was, never with a half-collapsed branch.
-func (tx *Tx) remove(id vertex.ID, path []byte, must bool) (bool, error) {
-	v, err := tx.lookup(id, must)
+func (fr *Frame) remove(id vertex.ID, path []byte, must bool) (bool, error) {
+	v, err := fr.lookup(id, must)
 	if err != nil || v == nil || !bytes.HasPrefix(path, v.Path) {
 		return false, err
 	}
@@ -28,7 +28,7 @@ func (tx *Tx) remove(id vertex.ID, path []byte, must bool) (bool, error) {
 		if len(rest) != 0 {
 			return false, nil
 		}
-		tx.vtx.set(id, nil)
+		fr.vtx.set(id, nil)
 		return true, nil
 	}
 	n := -1 // the slot the key goes down, or -1 for the branch's own value
@@ -49,22 +49,22 @@ func (tx *Tx) remove(id vertex.ID, path []byte, must bool) (bool, error) {
 	}
 	if bits.OnesCount16(left) == 1 && (n < 0 || !v.HasValue()) {
 		onlyN = bits.TrailingZeros16(left)
-		if only, err = tx.need(v.Child(onlyN)); err != nil {
+		if only, err = fr.need(v.Child(onlyN)); err != nil {
 			return false, err
 		}
 	}
 	var b *vertex.Vertex
 	if n < 0 {
-		b = tx.own(id, v)
+		b = fr.own(id, v)
 		b.Payload, b.Value, b.Acc = vertex.NoPayload, nil, nil
 	} else {
 		cid := v.Child(n)
-		if ok, err := tx.remove(cid, rest[1:], true); !ok || err != nil {
+		if ok, err := fr.remove(cid, rest[1:], true); !ok || err != nil {
 			return false, err
 		}
-		b = tx.own(id, v)
+		b = fr.own(id, v)
 		b.Stale |= 1 << n
-		if c, ok := tx.vtx.lookup(cid); ok && c == nil {
+		if c, ok := fr.vtx.lookup(cid); ok && c == nil {
 			b.Used &^= 1 << n
 			b.Stale &^= 1 << n
 			if b.Kids != nil {
@@ -72,41 +72,41 @@ func (tx *Tx) remove(id vertex.ID, path []byte, must bool) (bool, error) {
 			}
 		}
 	}
-	tx.collapse(id, b, onlyN, only)
+	fr.collapse(id, b, onlyN, only)
 	return true, nil
 }
 
 // collapse restores the branch invariant (two or more children, or one child and
-// a value) for branch b, which tx owns at id. only is b's child in slot onlyN,
+// a value) for branch b, which fr owns at id. only is b's child in slot onlyN,
 // read beforehand: the child that moves up if b is left with it alone.
-func (tx *Tx) collapse(id vertex.ID, b *vertex.Vertex, onlyN int, only *vertex.Vertex) {
+func (fr *Frame) collapse(id vertex.ID, b *vertex.Vertex, onlyN int, only *vertex.Vertex) {
 	switch kids := bits.OnesCount16(b.Used); {
 	case kids == 0 && b.HasValue():
-		leaf := tx.newVertex()
+		leaf := fr.newVertex()
 		leaf.Kind, leaf.Path = vertex.Leaf, b.Path
 		setPayload(leaf, b)
-		tx.vtx.set(id, leaf)
+		fr.vtx.set(id, leaf)
 	case kids == 0:
-		tx.vtx.set(id, nil)
+		fr.vtx.set(id, nil)
 	case kids == 1 && !b.HasValue():
 		cid := b.Child(onlyN)
-		m := tx.clone(only)
-		m.Path = tx.nibbles(b.Path, []byte{byte(onlyN)}, only.Path)
-		tx.vtx.set(id, m)
-		tx.vtx.set(cid, nil)
+		m := fr.clone(only)
+		m.Path = fr.nibbles(b.Path, []byte{byte(onlyN)}, only.Path)
+		fr.vtx.set(id, m)
+		fr.vtx.set(cid, nil)
 	}
 }
 
 // subtrie returns the IDs of every vertex of the trie rooted at id (the storage
 // trie of an account being deleted), reading all of it and writing nothing.
-func (tx *Tx) subtrie(id vertex.ID) ([]vertex.ID, error) {
+func (fr *Frame) subtrie(id vertex.ID) ([]vertex.ID, error) {
 	var ids []vertex.ID
 	var walk func(id vertex.ID, depth int) error
 	walk = func(id vertex.ID, depth int) error {
 		if depth > maxDepth {
 			return vertexError(id, errTooDeep)
 		}
-		v, err := tx.need(id)
+		v, err := fr.need(id)
 		if err != nil {
 			return err
 		}

@@ -22,17 +22,17 @@ import (
 func exAddr(i int) hashkey.Hash { return hashkey.Keccak256([]byte{'a', byte(i)}) }
 func exSlot(i int) hashkey.Hash { return hashkey.Keccak256([]byte{'s', byte(i)}) }
 
-// exApplyBlock stands for executing block n's transactions on tx: it updates
+// exApplyBlock stands for executing block n's transactions on fr: it updates
 // five accounts and writes one storage slot.
-func exApplyBlock(tx *trie.Tx, n uint64) error {
+func exApplyBlock(fr *trie.Frame, n uint64) error {
 	for i := 0; i < 5; i++ {
 		acc := trie.Account{Nonce: n}
 		acc.Balance.SetUint64(n*1000 + uint64(i))
-		if err := tx.UpdateAccount(exAddr(i), acc); err != nil {
+		if err := fr.UpdateAccount(exAddr(i), acc); err != nil {
 			return err
 		}
 	}
-	return tx.UpdateStorage(exAddr(0), exSlot(int(n)), uint256.NewInt(n))
+	return fr.UpdateStorage(exAddr(0), exSlot(int(n)), uint256.NewInt(n))
 }
 
 // exHeaderRoot stands for the state root in block n's header: a second database
@@ -40,11 +40,11 @@ func exApplyBlock(tx *trie.Tx, n uint64) error {
 type exProducer struct{ db *trie.DB }
 
 func (p *exProducer) headerRoot(n uint64) hashkey.Hash {
-	tx := p.db.Begin()
-	if err := exApplyBlock(tx, n); err != nil {
+	fr := p.db.Begin()
+	if err := exApplyBlock(fr, n); err != nil {
 		log.Fatal(err)
 	}
-	if err := p.db.Persist(tx, n); err != nil {
+	if err := p.db.Persist(fr, n); err != nil {
 		log.Fatal(err)
 	}
 	root, err := p.db.StateRoot()
@@ -71,27 +71,27 @@ func Example_blockLoop() {
 	producer := &exProducer{producerDB}
 
 	const finalityLag = 2
-	frames := map[uint64]*trie.Tx{} // unpersisted blocks' frames
+	frames := map[uint64]*trie.Frame{} // unpersisted blocks' frames
 	for n := uint64(1); n <= 5; n++ {
 		// Begin on the parent's frame, or on the persisted base.
-		var tx *trie.Tx
+		var fr *trie.Frame
 		if parent := frames[n-1]; parent != nil {
-			tx = parent.Begin() // parent is sealed from now on
+			fr = parent.Begin() // parent is sealed from now on
 		} else {
-			tx = db.Begin()
+			fr = db.Begin()
 		}
-		if err := exApplyBlock(tx, n); err != nil {
+		if err := exApplyBlock(fr, n); err != nil {
 			log.Fatal(err)
 		}
-		root, err := tx.StateRoot()
+		root, err := fr.StateRoot()
 		if err != nil {
 			log.Fatal(err)
 		}
 		if root != producer.headerRoot(n) {
-			tx.Rollback()
+			fr.Rollback()
 			log.Fatalf("block %d: state root mismatch", n)
 		}
-		frames[n] = tx
+		frames[n] = fr
 		fmt.Printf("block %d: root %s ok\n", n, root.String()[:12])
 
 		// Persist the block that just became final. Its descendants carry on.
@@ -181,11 +181,11 @@ func Example_reopen() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	tx := db.Begin()
-	if err := exApplyBlock(tx, 7); err != nil {
+	fr := db.Begin()
+	if err := exApplyBlock(fr, 7); err != nil {
 		log.Fatal(err)
 	}
-	if err := db.Persist(tx, 7); err != nil {
+	if err := db.Persist(fr, 7); err != nil {
 		log.Fatal(err)
 	}
 	before, _ := db.StateRoot()
@@ -207,29 +207,29 @@ func Example_reopen() {
 	// account 3: true 7 7003
 }
 
-// ExampleTx_AccountProof serves eth_getProof: the account proof verifies
+// ExampleFrame_AccountProof serves eth_getProof: the account proof verifies
 // against the state root, the storage proof against the account's storage root.
-func ExampleTx_AccountProof() {
+func ExampleFrame_AccountProof() {
 	db, err := trie.Open(trie.NewMemoryBackend(), nil)
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer db.Close()
-	tx := db.Begin()
-	if err := exApplyBlock(tx, 1); err != nil {
+	fr := db.Begin()
+	if err := exApplyBlock(fr, 1); err != nil {
 		log.Fatal(err)
 	}
-	root, _ := tx.StateRoot()
-	proof, _ := tx.AccountProof(exAddr(0))
+	root, _ := fr.StateRoot()
+	proof, _ := fr.AccountProof(exAddr(0))
 	accountRLP, err := trie.VerifyProof(root, exAddr(0).Bytes(), proof)
 	fmt.Println("account proven:", accountRLP != nil, err)
 
-	storageRoot, _ := tx.StorageRoot(exAddr(0))
-	sproof, _ := tx.StorageProof(exAddr(0), exSlot(1))
+	storageRoot, _ := fr.StorageRoot(exAddr(0))
+	sproof, _ := fr.StorageProof(exAddr(0), exSlot(1))
 	slotRLP, err := trie.VerifyProof(storageRoot, exSlot(1).Bytes(), sproof)
 	fmt.Printf("slot value RLP: %x %v\n", slotRLP, err)
 
-	absent, _ := tx.AccountProof(exAddr(99))
+	absent, _ := fr.AccountProof(exAddr(99))
 	v, err := trie.VerifyProof(root, exAddr(99).Bytes(), absent)
 	fmt.Println("absent account:", v == nil, err)
 	// Output:
@@ -242,13 +242,13 @@ func ExampleTx_AccountProof() {
 // oracle, so the // Output lines are not just what the code happened to print.
 func TestExampleRoots(t *testing.T) {
 	m := fxModel{}
-	tx := (&fxStore{name: "memory", mem: trie.NewMemoryBackend()}).open(t, vertex.FormatV1, 1).Begin()
+	fr := (&fxStore{name: "memory", mem: trie.NewMemoryBackend()}).open(t, vertex.FormatV1, 1).Begin()
 	want := []string{"0xfce3d5a83e", "0x01f50c346c", "0x9a6e8738ab", "0x1af35ad3ab", "0x1f3c1af436"}
 	for n := uint64(1); n <= 5; n++ {
 		for i := 0; i < 5; i++ {
-			fxUpdate(t, tx, m, exAddr(i), fxAcc(n, n*1000+uint64(i)))
+			fxUpdate(t, fr, m, exAddr(i), fxAcc(n, n*1000+uint64(i)))
 		}
-		fxSet(t, tx, m, exAddr(0), exSlot(int(n)), n)
+		fxSet(t, fr, m, exAddr(0), exSlot(int(n)), n)
 		if got := fxOracleRoot(t, m).String()[:12]; got != want[n-1] {
 			t.Fatalf("block %d: oracle root %s, the example prints %s", n, got, want[n-1])
 		}
@@ -313,18 +313,18 @@ func exStateRoot(state []trie.AccountLeaf) hashkey.Hash {
 		log.Fatal(err)
 	}
 	defer db.Close()
-	tx := db.Begin()
+	fr := db.Begin()
 	for _, a := range state {
-		if err := tx.UpdateAccount(a.AddrHash, a.Account); err != nil {
+		if err := fr.UpdateAccount(a.AddrHash, a.Account); err != nil {
 			log.Fatal(err)
 		}
 		for _, s := range a.Storage {
-			if err := tx.UpdateStorage(a.AddrHash, s.Hash, &s.Value); err != nil {
+			if err := fr.UpdateStorage(a.AddrHash, s.Hash, &s.Value); err != nil {
 				log.Fatal(err)
 			}
 		}
 	}
-	root, err := tx.StateRoot()
+	root, err := fr.StateRoot()
 	if err != nil {
 		log.Fatal(err)
 	}

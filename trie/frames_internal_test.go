@@ -39,13 +39,13 @@ func fiMust(t *testing.T, err error) {
 }
 
 // fiDepth is the number of vertices on the path from root to the payload at key
-// (or to where the path leaves the trie), as tx sees them.
-func fiDepth(t *testing.T, tx *Tx, root vertex.ID, key hashkey.Hash) int {
+// (or to where the path leaves the trie), as fr sees them.
+func fiDepth(t *testing.T, fr *Frame, root vertex.ID, key hashkey.Hash) int {
 	t.Helper()
 	path := hashkey.AppendNibbles(nil, key[:])
 	d := 0
 	for id := root; id != vertex.NoID; {
-		v, err := tx.get(id)
+		v, err := fr.get(id)
 		fiMust(t, err)
 		if v == nil {
 			break
@@ -78,56 +78,56 @@ func TestFrameMemoryProportional(t *testing.T) {
 			fiMust(t, db.Persist(g, 1))
 
 			// One account update: exactly the vertices on its path.
-			tx := db.Begin()
-			d := fiDepth(t, tx, vertex.RootID, fiAddr(5))
+			fr := db.Begin()
+			d := fiDepth(t, fr, vertex.RootID, fiAddr(5))
 			if d < 3 || d > 8 {
 				t.Fatalf("depth of an account in a %d-account trie = %d", n, d)
 			}
-			fiMust(t, tx.UpdateAccount(fiAddr(5), fiAcc(99)))
-			if got := fiFrameLen(tx); got != d {
+			fiMust(t, fr.UpdateAccount(fiAddr(5), fiAcc(99)))
+			if got := fiFrameLen(fr); got != d {
 				t.Fatalf("frame with one account update holds %d vertices, want %d (the path)", got, d)
 			}
-			_, err := tx.StateRoot()
+			_, err := fr.StateRoot()
 			fiMust(t, err)
-			if got := fiFrameLen(tx); got != d {
+			if got := fiFrameLen(fr); got != d {
 				t.Fatalf("after hashing, the frame holds %d vertices, want %d", got, d)
 			}
 
 			// One storage write: the account's path plus the slot's path.
-			tx = db.Begin()
-			sd := fiDepth(t, tx, vertex.RootID, fiAddr(7))
-			a, err := tx.findAccount(fiAddr(7))
+			fr = db.Begin()
+			sd := fiDepth(t, fr, vertex.RootID, fiAddr(7))
+			a, err := fr.findAccount(fiAddr(7))
 			fiMust(t, err)
-			sd += fiDepth(t, tx, a.Acc.Storage, fiSlot(3))
-			fiMust(t, tx.UpdateStorage(fiAddr(7), fiSlot(3), uint256.NewInt(12345)))
-			_, err = tx.StateRoot()
+			sd += fiDepth(t, fr, a.Acc.Storage, fiSlot(3))
+			fiMust(t, fr.UpdateStorage(fiAddr(7), fiSlot(3), uint256.NewInt(12345)))
+			_, err = fr.StateRoot()
 			fiMust(t, err)
-			if got := fiFrameLen(tx); got != sd {
+			if got := fiFrameLen(fr); got != sd {
 				t.Fatalf("frame with one storage write holds %d vertices, want %d", got, sd)
 			}
 
 			// A new account: its parent's path plus at most a new branch and leaf.
-			tx = db.Begin()
-			fiMust(t, tx.UpdateAccount(fiAddr(n+1), fiAcc(1)))
-			_, err = tx.StateRoot()
+			fr = db.Begin()
+			fiMust(t, fr.UpdateAccount(fiAddr(n+1), fiAcc(1)))
+			_, err = fr.StateRoot()
 			fiMust(t, err)
-			if got := fiFrameLen(tx); got > 8+2 {
+			if got := fiFrameLen(fr); got > 8+2 {
 				t.Fatalf("frame with one new account holds %d vertices", got)
 			}
 
 			// 100 updates: at most 100 paths (shared near the root).
-			tx = db.Begin()
+			fr = db.Begin()
 			for i := 0; i < 100; i++ {
-				fiMust(t, tx.UpdateAccount(fiAddr(i*97), fiAcc(uint64(i))))
+				fiMust(t, fr.UpdateAccount(fiAddr(i*97), fiAcc(uint64(i))))
 			}
-			_, err = tx.StateRoot()
+			_, err = fr.StateRoot()
 			fiMust(t, err)
-			if got := fiFrameLen(tx); got > 100*d || got < 100 {
+			if got := fiFrameLen(fr); got > 100*d || got < 100 {
 				t.Fatalf("frame with 100 updates holds %d vertices (depth %d)", got, d)
 			}
 
 			// A child of that hashed frame, with one change, holds one path too.
-			child := tx.Begin()
+			child := fr.Begin()
 			fiMust(t, child.UpdateAccount(fiAddr(5), fiAcc(7)))
 			_, err = child.StateRoot()
 			fiMust(t, err)
@@ -150,8 +150,8 @@ func TestFrameMemoryProportional(t *testing.T) {
 	}
 }
 
-// fiFrameLen is the number of vertices frame tx holds (its changes).
-func fiFrameLen(tx *Tx) int { return tx.vtx.len() }
+// fiFrameLen is the number of vertices frame fr holds (its changes).
+func fiFrameLen(fr *Frame) int { return fr.vtx.len() }
 
 // fiRecords is the number of vertex records in a memory backend.
 func fiRecords(db *DB) int {
@@ -169,27 +169,27 @@ func TestPersistDeletesStorageRecords(t *testing.T) {
 		t.Run(f.String(), func(t *testing.T) {
 			build := func(withStorage bool) *DB {
 				db := fiOpen(t, f, 0)
-				tx := db.Begin()
+				fr := db.Begin()
 				for i := 0; i < 100; i++ {
-					fiMust(t, tx.UpdateAccount(fiAddr(i), fiAcc(uint64(i))))
+					fiMust(t, fr.UpdateAccount(fiAddr(i), fiAcc(uint64(i))))
 				}
 				for s := 0; s < 20; s++ {
-					fiMust(t, tx.UpdateStorage(fiAddr(1), fiSlot(s), uint256.NewInt(uint64(s+1))))
+					fiMust(t, fr.UpdateStorage(fiAddr(1), fiSlot(s), uint256.NewInt(uint64(s+1))))
 				}
 				if withStorage {
 					for s := 0; s < 300; s++ {
-						fiMust(t, tx.UpdateStorage(fiAddr(2), fiSlot(s), uint256.NewInt(uint64(s+1))))
+						fiMust(t, fr.UpdateStorage(fiAddr(2), fiSlot(s), uint256.NewInt(uint64(s+1))))
 					}
 				}
-				fiMust(t, db.Persist(tx, 1))
+				fiMust(t, db.Persist(fr, 1))
 				return db
 			}
 			db, ref := build(true), build(false)
 			before := fiRecords(db)
-			tx := db.Begin()
-			fiMust(t, tx.DeleteAccount(fiAddr(2)))
-			fiMust(t, tx.UpdateAccount(fiAddr(2), fiAcc(2)))
-			fiMust(t, db.Persist(tx, 2))
+			fr := db.Begin()
+			fiMust(t, fr.DeleteAccount(fiAddr(2)))
+			fiMust(t, fr.UpdateAccount(fiAddr(2), fiAcc(2)))
+			fiMust(t, db.Persist(fr, 2))
 			after, want := fiRecords(db), fiRecords(ref)
 			if after != want {
 				t.Fatalf("after deleting an account with 300 slots: %d records (were %d), a fresh store of the same state has %d", after, before, want)
@@ -211,11 +211,11 @@ func TestParallelPathTaken(t *testing.T) {
 		t.Run(f.String(), func(t *testing.T) {
 			par, ser := fiOpen(t, f, 4), fiOpen(t, f, 1)
 			ptx, stx := par.Begin(), ser.Begin()
-			for _, tx := range []*Tx{ptx, stx} {
+			for _, fr := range []*Frame{ptx, stx} {
 				for i := 0; i < 2*parallelMin; i++ {
-					fiMust(t, tx.UpdateAccount(fiAddr(i), fiAcc(uint64(i))))
+					fiMust(t, fr.UpdateAccount(fiAddr(i), fiAcc(uint64(i))))
 					if i%10 == 0 {
-						fiMust(t, tx.UpdateStorage(fiAddr(i), fiSlot(i), uint256.NewInt(uint64(i+1))))
+						fiMust(t, fr.UpdateStorage(fiAddr(i), fiSlot(i), uint256.NewInt(uint64(i+1))))
 					}
 				}
 			}

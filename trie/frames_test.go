@@ -117,10 +117,10 @@ func (m fxModel) clone() fxModel {
 	return c
 }
 
-// fxUpdate writes an account to tx and to the model.
-func fxUpdate(t testing.TB, tx *trie.Tx, m fxModel, addr hashkey.Hash, acc trie.Account) {
+// fxUpdate writes an account to fr and to the model.
+func fxUpdate(t testing.TB, fr *trie.Frame, m fxModel, addr hashkey.Hash, acc trie.Account) {
 	t.Helper()
-	if err := tx.UpdateAccount(addr, acc); err != nil {
+	if err := fr.UpdateAccount(addr, acc); err != nil {
 		t.Fatalf("UpdateAccount(%v): %v", addr, err)
 	}
 	if a := m[addr]; a != nil {
@@ -130,10 +130,10 @@ func fxUpdate(t testing.TB, tx *trie.Tx, m fxModel, addr hashkey.Hash, acc trie.
 	}
 }
 
-// fxStore writes a slot (0 deletes) to tx and to the model.
-func fxSet(t testing.TB, tx *trie.Tx, m fxModel, addr, slot hashkey.Hash, v uint64) {
+// fxStore writes a slot (0 deletes) to fr and to the model.
+func fxSet(t testing.TB, fr *trie.Frame, m fxModel, addr, slot hashkey.Hash, v uint64) {
 	t.Helper()
-	if err := tx.UpdateStorage(addr, slot, uint256.NewInt(v)); err != nil {
+	if err := fr.UpdateStorage(addr, slot, uint256.NewInt(v)); err != nil {
 		t.Fatalf("UpdateStorage(%v, %v, %d): %v", addr, slot, v, err)
 	}
 	if v == 0 {
@@ -143,25 +143,25 @@ func fxSet(t testing.TB, tx *trie.Tx, m fxModel, addr, slot hashkey.Hash, v uint
 	}
 }
 
-// fxDelete deletes an account from tx and from the model.
-func fxDelete(t testing.TB, tx *trie.Tx, m fxModel, addr hashkey.Hash) {
+// fxDelete deletes an account from fr and from the model.
+func fxDelete(t testing.TB, fr *trie.Frame, m fxModel, addr hashkey.Hash) {
 	t.Helper()
-	if err := tx.DeleteAccount(addr); err != nil {
+	if err := fr.DeleteAccount(addr); err != nil {
 		t.Fatalf("DeleteAccount(%v): %v", addr, err)
 	}
 	delete(m, addr)
 }
 
-// fxWrite writes the whole model into tx.
-func fxWrite(t testing.TB, tx *trie.Tx, m fxModel) {
+// fxWrite writes the whole model into fr.
+func fxWrite(t testing.TB, fr *trie.Frame, m fxModel) {
 	t.Helper()
 	for _, addr := range slices.SortedFunc(maps.Keys(m), fxCmp) {
 		a := m[addr]
-		if err := tx.UpdateAccount(addr, a.acc); err != nil {
+		if err := fr.UpdateAccount(addr, a.acc); err != nil {
 			t.Fatalf("UpdateAccount: %v", err)
 		}
 		for slot, v := range a.slots {
-			if err := tx.UpdateStorage(addr, slot, &v); err != nil {
+			if err := fr.UpdateStorage(addr, slot, &v); err != nil {
 				t.Fatalf("UpdateStorage: %v", err)
 			}
 		}
@@ -178,9 +178,9 @@ func fxRebuildRoot(t testing.TB, f vertex.Format, m fxModel) hashkey.Hash {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	tx := db.Begin()
-	fxWrite(t, tx, m)
-	root, err := tx.StateRoot()
+	fr := db.Begin()
+	fxWrite(t, fr, m)
+	root, err := fr.StateRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,10 +212,10 @@ func fxOracleStorageRoot(t testing.TB, slots map[hashkey.Hash]uint256.Int) hashk
 	return st.Hash()
 }
 
-// fxCheckRoot asserts that tx's root is the root of m, computed both ways.
-func fxCheckRoot(t testing.TB, tx *trie.Tx, f vertex.Format, m fxModel, what string) hashkey.Hash {
+// fxCheckRoot asserts that fr's root is the root of m, computed both ways.
+func fxCheckRoot(t testing.TB, fr *trie.Frame, f vertex.Format, m fxModel, what string) hashkey.Hash {
 	t.Helper()
-	got, err := tx.StateRoot()
+	got, err := fr.StateRoot()
 	if err != nil {
 		t.Fatalf("%s: StateRoot: %v", what, err)
 	}
@@ -228,12 +228,12 @@ func fxCheckRoot(t testing.TB, tx *trie.Tx, f vertex.Format, m fxModel, what str
 	return got
 }
 
-// fxCheckState asserts that tx reads every account and slot of m, and that
+// fxCheckState asserts that fr reads every account and slot of m, and that
 // accounts in absent read as absent.
-func fxCheckState(t testing.TB, tx *trie.Tx, m fxModel, absent ...hashkey.Hash) {
+func fxCheckState(t testing.TB, fr *trie.Frame, m fxModel, absent ...hashkey.Hash) {
 	t.Helper()
 	for addr, a := range m {
-		got, ok, err := tx.Account(addr)
+		got, ok, err := fr.Account(addr)
 		if err != nil || !ok {
 			t.Fatalf("Account(%v) = _, %v, %v; want present", addr, ok, err)
 		}
@@ -245,12 +245,12 @@ func fxCheckState(t testing.TB, tx *trie.Tx, m fxModel, absent ...hashkey.Hash) 
 			t.Fatalf("Account(%v) = %+v, want %+v", addr, got, want)
 		}
 		for slot, v := range a.slots {
-			got, err := tx.Storage(addr, slot)
+			got, err := fr.Storage(addr, slot)
 			if err != nil || got != v {
 				t.Fatalf("Storage(%v, %v) = %v, %v; want %v", addr, slot, &got, err, &v)
 			}
 		}
-		sr, err := tx.StorageRoot(addr)
+		sr, err := fr.StorageRoot(addr)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -259,15 +259,15 @@ func fxCheckState(t testing.TB, tx *trie.Tx, m fxModel, absent ...hashkey.Hash) 
 		}
 	}
 	for _, addr := range absent {
-		if _, ok, err := tx.Account(addr); ok || err != nil {
+		if _, ok, err := fr.Account(addr); ok || err != nil {
 			t.Fatalf("Account(%v) = _, %v, %v; want absent", addr, ok, err)
 		}
 	}
 }
 
-// fxExpectErr asserts that every read (reads true) and every write of tx fails
+// fxExpectErr asserts that every read (reads true) and every write of fr fails
 // with want.
-func fxExpectErr(t testing.TB, tx *trie.Tx, want error, reads bool, what string) {
+func fxExpectErr(t testing.TB, fr *trie.Frame, want error, reads bool, what string) {
 	t.Helper()
 	a, s := fxAddr(0), fxSlot(0)
 	check := func(op string, err error) {
@@ -277,22 +277,22 @@ func fxExpectErr(t testing.TB, tx *trie.Tx, want error, reads bool, what string)
 		}
 	}
 	if reads {
-		_, _, err := tx.Account(a)
+		_, _, err := fr.Account(a)
 		check("Account", err)
-		_, err = tx.Storage(a, s)
+		_, err = fr.Storage(a, s)
 		check("Storage", err)
-		_, err = tx.StateRoot()
+		_, err = fr.StateRoot()
 		check("StateRoot", err)
-		_, err = tx.StorageRoot(a)
+		_, err = fr.StorageRoot(a)
 		check("StorageRoot", err)
-		_, err = tx.AccountProof(a)
+		_, err = fr.AccountProof(a)
 		check("AccountProof", err)
-		_, err = tx.StorageProof(a, s)
+		_, err = fr.StorageProof(a, s)
 		check("StorageProof", err)
 	}
-	check("UpdateAccount", tx.UpdateAccount(a, fxAcc(1, 1)))
-	check("UpdateStorage", tx.UpdateStorage(a, s, uint256.NewInt(1)))
-	check("DeleteAccount", tx.DeleteAccount(a))
+	check("UpdateAccount", fr.UpdateAccount(a, fxAcc(1, 1)))
+	check("UpdateStorage", fr.UpdateStorage(a, s, uint256.NewInt(1)))
+	check("DeleteAccount", fr.DeleteAccount(a))
 }
 
 // fxGenesis builds n accounts (every 5th with 1..8 slots) in a frame, persists it
@@ -300,16 +300,16 @@ func fxExpectErr(t testing.TB, tx *trie.Tx, want error, reads bool, what string)
 func fxGenesis(t testing.TB, db *trie.DB, n int) fxModel {
 	t.Helper()
 	m := fxModel{}
-	tx := db.Begin()
+	fr := db.Begin()
 	for i := 0; i < n; i++ {
-		fxUpdate(t, tx, m, fxAddr(i), fxAcc(uint64(i), uint64(1000+i)))
+		fxUpdate(t, fr, m, fxAddr(i), fxAcc(uint64(i), uint64(1000+i)))
 		if i%5 == 0 {
 			for s := 0; s <= i%8; s++ {
-				fxSet(t, tx, m, fxAddr(i), fxSlot(s), uint64(i*100+s+1))
+				fxSet(t, fr, m, fxAddr(i), fxSlot(s), uint64(i*100+s+1))
 			}
 		}
 	}
-	if err := db.Persist(tx, 1); err != nil {
+	if err := db.Persist(fr, 1); err != nil {
 		t.Fatalf("Persist genesis: %v", err)
 	}
 	return m
@@ -441,8 +441,8 @@ func TestFramesForks(t *testing.T) {
 		fxExpectErr(t, x2, trie.ErrStale, true, "child x2 of abandoned fork")
 		fxExpectErr(t, x2.Begin(), trie.ErrStale, true, "frame begun on x2 after abandonment")
 		fxExpectErr(t, p, trie.ErrStale, true, "p, below the new base")
-		for _, tx := range []*trie.Tx{x, x2, p} {
-			if err := db.Persist(tx, 4); !errors.Is(err, trie.ErrStale) {
+		for _, fr := range []*trie.Frame{x, x2, p} {
+			if err := db.Persist(fr, 4); !errors.Is(err, trie.ErrStale) {
 				t.Fatalf("Persist of a stale frame = %v, want ErrStale", err)
 			}
 		}
@@ -464,9 +464,9 @@ func TestFramesForks(t *testing.T) {
 		if got, err := db.StateRoot(); err != nil || got != rootY2 || db.Block() != 4 {
 			t.Fatalf("reopened: root %v (%v) block %d, want %v 4", got, err, db.Block(), rootY2)
 		}
-		tx := db.Begin()
-		fxCheckState(t, tx, my2, fxAddr(1000), fxAddr(3000), fxAddr(5))
-		fxCheckRoot(t, tx, f, my2, "reopened")
+		fr := db.Begin()
+		fxCheckState(t, fr, my2, fxAddr(1000), fxAddr(3000), fxAddr(5))
+		fxCheckRoot(t, fr, f, my2, "reopened")
 	})
 }
 
@@ -566,9 +566,9 @@ func TestFramesPersistTwice(t *testing.T) {
 	fxEachMem(t, func(t *testing.T, f vertex.Format) {
 		db := (&fxStore{name: "memory", mem: trie.NewMemoryBackend()}).open(t, f, 0)
 		m := fxModel{}
-		tx := db.Begin()
-		fxUpdate(t, tx, m, fxAddr(0), fxAcc(1, 1))
-		if err := db.Persist(tx, 1); err != nil {
+		fr := db.Begin()
+		fxUpdate(t, fr, m, fxAddr(0), fxAcc(1, 1))
+		if err := db.Persist(fr, 1); err != nil {
 			t.Fatal(err)
 		}
 		func() {
@@ -577,17 +577,17 @@ func TestFramesPersistTwice(t *testing.T) {
 					t.Fatalf("second Persist of the same frame panicked: %v", r)
 				}
 			}()
-			if err := db.Persist(tx, 1); err != nil {
-				t.Fatalf("second Persist(tx, 1) = %v, want nil (no-op)", err)
+			if err := db.Persist(fr, 1); err != nil {
+				t.Fatalf("second Persist(fr, 1) = %v, want nil (no-op)", err)
 			}
-			if err := db.Persist(tx, 5); err == nil {
+			if err := db.Persist(fr, 5); err == nil {
 				t.Fatal("Persist of the base under another block number succeeded")
 			}
 		}()
 		if db.Block() != 1 {
 			t.Fatalf("Block = %d after repeated Persist, want 1", db.Block())
 		}
-		fxCheckState(t, tx, m)
+		fxCheckState(t, fr, m)
 		n := db.Begin()
 		fxCheckState(t, n, m)
 		fxUpdate(t, n, m, fxAddr(1), fxAcc(2, 2))
@@ -604,16 +604,16 @@ func TestFramesPersistTwice(t *testing.T) {
 // TestFramesClosed: everything answers ErrClosed after Close.
 func TestFramesClosed(t *testing.T) {
 	db := (&fxStore{name: "memory", mem: trie.NewMemoryBackend()}).open(t, vertex.FormatV2, 0)
-	tx := db.Begin()
-	fxUpdate(t, tx, fxModel{}, fxAddr(0), fxAcc(1, 1))
+	fr := db.Begin()
+	fxUpdate(t, fr, fxModel{}, fxAddr(0), fxAcc(1, 1))
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	fxExpectErr(t, tx, trie.ErrClosed, true, "after Close")
+	fxExpectErr(t, fr, trie.ErrClosed, true, "after Close")
 	if _, err := db.StateRoot(); !errors.Is(err, trie.ErrClosed) {
 		t.Fatalf("DB.StateRoot after Close = %v", err)
 	}
-	if err := db.Persist(tx, 1); !errors.Is(err, trie.ErrClosed) {
+	if err := db.Persist(fr, 1); !errors.Is(err, trie.ErrClosed) {
 		t.Fatalf("Persist after Close = %v", err)
 	}
 	if err := db.Close(); err != nil {
@@ -627,19 +627,19 @@ func TestFramesNoAccount(t *testing.T) {
 	fxEachMem(t, func(t *testing.T, f vertex.Format) {
 		db := (&fxStore{name: "memory", mem: trie.NewMemoryBackend()}).open(t, f, 0)
 		m := fxGenesis(t, db, 20)
-		tx := db.Begin()
-		if err := tx.UpdateStorage(fxAddr(999), fxSlot(0), uint256.NewInt(1)); !errors.Is(err, trie.ErrNoAccount) {
+		fr := db.Begin()
+		if err := fr.UpdateStorage(fxAddr(999), fxSlot(0), uint256.NewInt(1)); !errors.Is(err, trie.ErrNoAccount) {
 			t.Fatalf("UpdateStorage(absent) = %v, want ErrNoAccount", err)
 		}
-		fxDelete(t, tx, m, fxAddr(3))
-		if err := tx.UpdateStorage(fxAddr(3), fxSlot(0), uint256.NewInt(1)); !errors.Is(err, trie.ErrNoAccount) {
+		fxDelete(t, fr, m, fxAddr(3))
+		if err := fr.UpdateStorage(fxAddr(3), fxSlot(0), uint256.NewInt(1)); !errors.Is(err, trie.ErrNoAccount) {
 			t.Fatalf("UpdateStorage(deleted) = %v, want ErrNoAccount", err)
 		}
-		if err := tx.DeleteAccount(fxAddr(999)); err != nil {
+		if err := fr.DeleteAccount(fxAddr(999)); err != nil {
 			t.Fatalf("DeleteAccount(absent) = %v", err)
 		}
-		fxCheckState(t, tx, m, fxAddr(999), fxAddr(3))
-		fxCheckRoot(t, tx, f, m, "after refused writes")
+		fxCheckState(t, fr, m, fxAddr(999), fxAddr(3))
+		fxCheckRoot(t, fr, f, m, "after refused writes")
 	})
 }
 
@@ -655,49 +655,49 @@ func TestFramesDeleteAccountStorage(t *testing.T) {
 		}
 		old := slices.Collect(maps.Keys(m[a].slots))
 
-		checkEmpty := func(tx *trie.Tx, a hashkey.Hash, old []hashkey.Hash, what string) {
+		checkEmpty := func(fr *trie.Frame, a hashkey.Hash, old []hashkey.Hash, what string) {
 			t.Helper()
 			for _, s := range old {
-				if v, err := tx.Storage(a, s); err != nil || !v.IsZero() {
+				if v, err := fr.Storage(a, s); err != nil || !v.IsZero() {
 					t.Fatalf("%s: old slot reads %v, %v; want 0", what, &v, err)
 				}
 			}
-			if r, err := tx.StorageRoot(a); err != nil || r != hashkey.EmptyRoot {
+			if r, err := fr.StorageRoot(a); err != nil || r != hashkey.EmptyRoot {
 				t.Fatalf("%s: StorageRoot = %v, %v; want EmptyRoot", what, r, err)
 			}
 		}
 
 		// Same frame, storage in the base: delete and re-create.
-		tx := db.Begin()
-		fxDelete(t, tx, m, a)
-		fxUpdate(t, tx, m, a, fxAcc(1, 1))
-		checkEmpty(tx, a, old, "re-created in the same frame")
-		fxCheckState(t, tx, m)
-		fxCheckRoot(t, tx, f, m, "re-created in the same frame")
-		fxSet(t, tx, m, a, fxSlot(77), 77)
-		fxCheckRoot(t, tx, f, m, "re-created with a new slot")
-		if err := db.Persist(tx, 2); err != nil {
+		fr := db.Begin()
+		fxDelete(t, fr, m, a)
+		fxUpdate(t, fr, m, a, fxAcc(1, 1))
+		checkEmpty(fr, a, old, "re-created in the same frame")
+		fxCheckState(t, fr, m)
+		fxCheckRoot(t, fr, f, m, "re-created in the same frame")
+		fxSet(t, fr, m, a, fxSlot(77), 77)
+		fxCheckRoot(t, fr, f, m, "re-created with a new slot")
+		if err := db.Persist(fr, 2); err != nil {
 			t.Fatal(err)
 		}
 
 		// Storage created and deleted within one frame.
 		b := fxAddr(11)
-		tx = db.Begin()
+		fr = db.Begin()
 		for s := 0; s < 40; s++ {
-			fxSet(t, tx, m, b, fxSlot(s), uint64(s+1))
+			fxSet(t, fr, m, b, fxSlot(s), uint64(s+1))
 		}
-		fxDelete(t, tx, m, b)
-		fxUpdate(t, tx, m, b, fxAcc(2, 2))
-		if r, _ := tx.StorageRoot(b); r != hashkey.EmptyRoot {
+		fxDelete(t, fr, m, b)
+		fxUpdate(t, fr, m, b, fxAcc(2, 2))
+		if r, _ := fr.StorageRoot(b); r != hashkey.EmptyRoot {
 			t.Fatalf("re-created account b: StorageRoot %v", r)
 		}
-		fxCheckRoot(t, tx, f, m, "storage created, deleted, re-created in one frame")
+		fxCheckRoot(t, fr, f, m, "storage created, deleted, re-created in one frame")
 
 		// Deleted in a parent frame, re-created in the child.
 		c := fxAddr(15)
 		cOld := slices.Collect(maps.Keys(m[c].slots))
-		fxDelete(t, tx, m, c)
-		child := tx.Begin()
+		fxDelete(t, fr, m, c)
+		child := fr.Begin()
 		fxUpdate(t, child, m, c, fxAcc(3, 3))
 		checkEmpty(child, c, cOld, "re-created in a child frame")
 		fxCheckRoot(t, child, f, m, "deleted in parent, re-created in child")
@@ -706,15 +706,15 @@ func TestFramesDeleteAccountStorage(t *testing.T) {
 		}
 
 		db = st.reopen(t, db, f)
-		tx = db.Begin()
-		checkEmpty(tx, c, cOld, "reopened")
+		fr = db.Begin()
+		checkEmpty(fr, c, cOld, "reopened")
 		for _, s := range old {
-			if v, err := tx.Storage(a, s); err != nil || !v.IsZero() {
+			if v, err := fr.Storage(a, s); err != nil || !v.IsZero() {
 				t.Fatalf("reopened: old slot of a reads %v, %v; want 0", &v, err)
 			}
 		}
-		fxCheckState(t, tx, m)
-		fxCheckRoot(t, tx, f, m, "reopened")
+		fxCheckState(t, fr, m)
+		fxCheckRoot(t, fr, f, m, "reopened")
 	})
 }
 
@@ -726,62 +726,62 @@ func TestFramesStorageEmpties(t *testing.T) {
 		db := st.open(t, f, 0)
 		m := fxModel{}
 		a := fxAddr(1)
-		tx := db.Begin()
-		fxUpdate(t, tx, m, a, fxAcc(1, 1))
-		fxUpdate(t, tx, m, fxAddr(2), fxAcc(2, 2))
-		bare := fxCheckRoot(t, tx, f, m, "no storage")
-		if err := db.Persist(tx, 1); err != nil {
+		fr := db.Begin()
+		fxUpdate(t, fr, m, a, fxAcc(1, 1))
+		fxUpdate(t, fr, m, fxAddr(2), fxAcc(2, 2))
+		bare := fxCheckRoot(t, fr, f, m, "no storage")
+		if err := db.Persist(fr, 1); err != nil {
 			t.Fatal(err)
 		}
 
-		tx = db.Begin()
-		fxSet(t, tx, m, a, fxSlot(1), 1)
-		fxSet(t, tx, m, a, fxSlot(2), 2)
-		r2, _ := tx.StorageRoot(a)
-		full := fxCheckRoot(t, tx, f, m, "two slots")
+		fr = db.Begin()
+		fxSet(t, fr, m, a, fxSlot(1), 1)
+		fxSet(t, fr, m, a, fxSlot(2), 2)
+		r2, _ := fr.StorageRoot(a)
+		full := fxCheckRoot(t, fr, f, m, "two slots")
 		if r2 == hashkey.EmptyRoot || full == bare {
 			t.Fatal("adding storage changed neither the storage root nor the state root")
 		}
-		if err := db.Persist(tx, 2); err != nil {
+		if err := db.Persist(fr, 2); err != nil {
 			t.Fatal(err)
 		}
 
-		tx = db.Begin()
-		fxSet(t, tx, m, a, fxSlot(1), 0)
-		r1, _ := tx.StorageRoot(a)
-		one := fxCheckRoot(t, tx, f, m, "one slot left")
+		fr = db.Begin()
+		fxSet(t, fr, m, a, fxSlot(1), 0)
+		r1, _ := fr.StorageRoot(a)
+		one := fxCheckRoot(t, fr, f, m, "one slot left")
 		if r1 == r2 || r1 == hashkey.EmptyRoot || one == full || one == bare {
 			t.Fatalf("deleting one of two slots: storage root %v (was %v), state root %v", r1, r2, one)
 		}
-		fxCheckState(t, tx, m)
+		fxCheckState(t, fr, m)
 		// The last slot, deleted with a nil value.
-		if err := tx.UpdateStorage(a, fxSlot(2), nil); err != nil {
+		if err := fr.UpdateStorage(a, fxSlot(2), nil); err != nil {
 			t.Fatal(err)
 		}
 		delete(m[a].slots, fxSlot(2))
-		if r, _ := tx.StorageRoot(a); r != hashkey.EmptyRoot {
+		if r, _ := fr.StorageRoot(a); r != hashkey.EmptyRoot {
 			t.Fatalf("emptied storage: StorageRoot %v, want EmptyRoot", r)
 		}
-		if got := fxCheckRoot(t, tx, f, m, "storage emptied"); got != bare {
+		if got := fxCheckRoot(t, fr, f, m, "storage emptied"); got != bare {
 			t.Fatalf("emptied storage: state root %v, want the storage-less root %v", got, bare)
 		}
 		// Deleting a slot of an account without storage is a no-op.
-		if err := tx.UpdateStorage(a, fxSlot(3), uint256.NewInt(0)); err != nil {
+		if err := fr.UpdateStorage(a, fxSlot(3), uint256.NewInt(0)); err != nil {
 			t.Fatal(err)
 		}
-		if err := db.Persist(tx, 3); err != nil {
+		if err := db.Persist(fr, 3); err != nil {
 			t.Fatal(err)
 		}
 		db = st.reopen(t, db, f)
 		if got, _ := db.StateRoot(); got != bare {
 			t.Fatalf("reopened: root %v, want %v", got, bare)
 		}
-		tx = db.Begin()
-		fxCheckState(t, tx, m)
+		fr = db.Begin()
+		fxCheckState(t, fr, m)
 		// Storage grows again from empty.
-		fxSet(t, tx, m, a, fxSlot(2), 2)
-		fxSet(t, tx, m, a, fxSlot(1), 1)
-		if got := fxCheckRoot(t, tx, f, m, "storage re-grown"); got != full {
+		fxSet(t, fr, m, a, fxSlot(2), 2)
+		fxSet(t, fr, m, a, fxSlot(1), 1)
+		if got := fxCheckRoot(t, fr, f, m, "storage re-grown"); got != full {
 			t.Fatalf("re-grown storage: root %v, want %v", got, full)
 		}
 	})

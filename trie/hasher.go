@@ -6,7 +6,7 @@ import (
 )
 
 // hasher computes hash keys lazily and bottom-up. A vertex's key is cached in the
-// vertex; a write voids the keys on its path only (Tx.own), so a later hash walks
+// vertex; a write voids the keys on its path only (Frame.own), so a later hash walks
 // down only into vertices whose key is void and re-hashes nothing else.
 //
 // Where a computed key goes depends on who holds the vertex: a vertex the frame
@@ -15,7 +15,7 @@ import (
 // mode (several hashers on disjoint sub-tries of one frame) the frame's map must
 // not be written, so clones are queued in pending and applied afterwards.
 type hasher struct {
-	tx       *Tx
+	fr       *Frame
 	buf      []byte // node RLP
 	vbuf     []byte // leaf value RLP
 	parallel bool
@@ -32,7 +32,7 @@ type pendingKey struct {
 
 // key returns the hash key of vertex id (void for no vertex).
 func (h *hasher) key(id vertex.ID) (hashkey.Key, error) {
-	v, err := h.tx.get(id)
+	v, err := h.fr.get(id)
 	if err != nil || v == nil {
 		return hashkey.Key{}, err
 	}
@@ -101,7 +101,7 @@ func (h *hasher) encode(v *vertex.Vertex, kids *[16]hashkey.Key) (inner, outer [
 	if v.ChildKeys != nil {
 		v.ChildKeys.Unpack(kids)
 		need &= v.Stale | ^v.ChildKeys.Used()
-	} else if err := h.tx.db.prefetchChildren(h.tx, v); err != nil {
+	} else if err := h.fr.db.prefetchChildren(h.fr, v); err != nil {
 		return nil, nil, err
 	}
 	for n := 0; n < 16; n++ {
@@ -205,18 +205,18 @@ func trimLeadingZeros(b []byte) []byte {
 
 // remember records key k of vertex v (as seen at id) where the next read finds it.
 func (h *hasher) remember(id vertex.ID, v *vertex.Vertex, k hashkey.Key, kids *[16]hashkey.Key) {
-	tx := h.tx
+	fr := h.fr
 	var ck vertex.ChildKeys
 	if v.Kind == vertex.Branch {
 		ck = h.childKeys(v.Used, kids)
 	}
-	if cur, _ := tx.vtx.lookup(id); cur == v {
+	if cur, _ := fr.vtx.lookup(id); cur == v {
 		// Owned: disjoint sub-tries never share a vertex, so this is race-free.
 		v.Key, v.ChildKeys, v.Stale = k, ck, 0
 		return
 	}
-	if !tx.inFrames(id) {
-		tx.db.cache.setKey(id, v, k, ck) // persisted vertex: cache the key
+	if !fr.inFrames(id) {
+		fr.db.cache.setKey(id, v, k, ck) // persisted vertex: cache the key
 		return
 	}
 	c := v.Clone()
@@ -225,12 +225,12 @@ func (h *hasher) remember(id vertex.ID, v *vertex.Vertex, k hashkey.Key, kids *[
 		h.pending = append(h.pending, pendingKey{id, c})
 		return
 	}
-	tx.vtx.set(id, c)
+	fr.vtx.set(id, c)
 }
 
-// inFrames reports whether tx or a parent frame (not the database) holds vertex id.
-func (tx *Tx) inFrames(id vertex.ID) bool {
-	for f := tx; f != nil; f = f.parent {
+// inFrames reports whether fr or a parent frame (not the database) holds vertex id.
+func (fr *Frame) inFrames(id vertex.ID) bool {
+	for f := fr; f != nil; f = f.parent {
 		if _, ok := f.vtx.lookup(id); ok {
 			return true
 		}

@@ -11,7 +11,7 @@ import (
 // reads the frame anew under the database's read lock; writes to the frame during
 // an iteration are not allowed (a sealed frame cannot change).
 type Iterator struct {
-	tx    *Tx
+	fr    *Frame
 	stack []iterFrame
 	path  []byte // nibbles of the current position
 	key   []byte
@@ -28,16 +28,16 @@ type iterFrame struct {
 	bounded bool
 }
 
-// Iterator returns an iterator over the generic trie's keys >= start.
-func (tx *Tx) Iterator(start []byte) *Iterator {
-	return tx.iterate(vertex.RootID, hashkey.AppendNibbles(nil, start))
+// iterator returns an iterator over the generic trie's keys >= start.
+func (fr *Frame) iterator(start []byte) *Iterator {
+	return fr.iterate(vertex.RootID, hashkey.AppendNibbles(nil, start))
 }
 
-func (tx *Tx) iterate(root vertex.ID, start []byte) *Iterator {
-	it := &Iterator{tx: tx}
-	tx.db.mu.RLock()
-	defer tx.db.mu.RUnlock()
-	if it.err = tx.check(false); it.err == nil {
+func (fr *Frame) iterate(root vertex.ID, start []byte) *Iterator {
+	it := &Iterator{fr: fr}
+	fr.db.mu.RLock()
+	defer fr.db.mu.RUnlock()
+	if it.err = fr.check(false); it.err == nil {
 		it.push(root, 0, start, len(start) > 0, root != vertex.RootID)
 	}
 	return it
@@ -51,7 +51,7 @@ func (it *Iterator) push(id vertex.ID, plen int, bound []byte, bounded, must boo
 		it.err = vertexError(id, errTooDeep)
 		return
 	}
-	v, err := it.tx.lookup(id, must)
+	v, err := it.fr.lookup(id, must)
 	if err != nil || v == nil {
 		it.err = err
 		return
@@ -76,9 +76,9 @@ func (it *Iterator) Next() bool {
 	if it.err != nil {
 		return false
 	}
-	it.tx.db.mu.RLock()
-	defer it.tx.db.mu.RUnlock()
-	if it.err = it.tx.check(false); it.err != nil {
+	it.fr.db.mu.RLock()
+	defer it.fr.db.mu.RUnlock()
+	if it.err = it.fr.check(false); it.err != nil {
 		return false
 	}
 	for len(it.stack) > 0 && it.err == nil {

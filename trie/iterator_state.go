@@ -12,8 +12,8 @@ import (
 type AccountIterator struct{ it *Iterator }
 
 // Accounts returns an iterator over the accounts whose addrHash is >= start.
-func (tx *Tx) Accounts(start hashkey.Hash) *AccountIterator {
-	return &AccountIterator{tx.iterate(vertex.RootID, hashkey.AppendNibbles(nil, start[:]))}
+func (fr *Frame) Accounts(start hashkey.Hash) *AccountIterator {
+	return &AccountIterator{fr.iterate(vertex.RootID, hashkey.AppendNibbles(nil, start[:]))}
 }
 
 // Next moves to the next account and reports whether there is one. A trie that
@@ -53,18 +53,18 @@ type StorageIterator struct{ it *Iterator }
 
 // StorageSlots returns an iterator over the slots >= start of the account at
 // addrHash (none when the account or its storage does not exist).
-func (tx *Tx) StorageSlots(addrHash, start hashkey.Hash) *StorageIterator {
-	tx.db.mu.RLock()
-	err := tx.check(false)
+func (fr *Frame) StorageSlots(addrHash, start hashkey.Hash) *StorageIterator {
+	fr.db.mu.RLock()
+	err := fr.check(false)
 	var a *vertex.Vertex
 	if err == nil {
-		a, err = tx.findAccount(addrHash)
+		a, err = fr.findAccount(addrHash)
 	}
-	tx.db.mu.RUnlock()
+	fr.db.mu.RUnlock()
 	if err != nil || a == nil || a.Acc.Storage == vertex.NoID {
-		return &StorageIterator{&Iterator{tx: tx, err: err}}
+		return &StorageIterator{&Iterator{fr: fr, err: err}}
 	}
-	return &StorageIterator{tx.iterate(a.Acc.Storage, hashkey.AppendNibbles(nil, start[:]))}
+	return &StorageIterator{fr.iterate(a.Acc.Storage, hashkey.AppendNibbles(nil, start[:]))}
 }
 
 // Next moves to the next slot and reports whether there is one.

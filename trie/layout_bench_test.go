@@ -72,12 +72,12 @@ func BenchmarkLayout(b *testing.B) {
 				rs0 := db.BackendStats()
 				b.StartTimer()
 
-				tx := db.Begin()
+				fr := db.Begin()
 				for j, k := range idx {
 					binary.BigEndian.PutUint64(val, uint64(j+1))
-					phMust(b, tx.Put(layKey(k), val), "Put")
+					phMust(b, trie.G(fr).Put(layKey(k), val), "Put")
 				}
-				root, err := tx.Hash()
+				root, err := trie.G(fr).Hash()
 				phMust(b, err, "Hash")
 
 				b.StopTimer()
@@ -96,7 +96,7 @@ func BenchmarkLayout(b *testing.B) {
 					}
 				}
 				roots[l.name] = root
-				tx.Rollback()
+				fr.Rollback()
 				phMust(b, db.Close(), "Close")
 				b.StartTimer()
 			}
@@ -155,14 +155,14 @@ func layBuild(b *testing.B, dir string, f vertex.Format, noChild bool, n int) in
 	r := rand.New(rand.NewPCG(uint64(n), 80))
 	val := make([]byte, 80)
 	for start, block := 0, uint64(1); start < n; start, block = start+100_000, block+1 {
-		tx := db.Begin()
+		fr := db.Begin()
 		for i := start; i < min(n, start+100_000); i++ {
 			for j := 0; j < len(val); j += 8 {
 				binary.LittleEndian.PutUint64(val[j:], r.Uint64())
 			}
-			phMust(b, tx.Put(layKey(i), val), "Put")
+			phMust(b, trie.G(fr).Put(layKey(i), val), "Put")
 		}
-		phMust(b, db.Persist(tx, block), "Persist(%d)", block)
+		phMust(b, db.Persist(fr, block), "Persist(%d)", block)
 	}
 	phMust(b, st.Compact(), "Compact")
 	phMust(b, db.Close(), "Close")

@@ -32,7 +32,7 @@ import (
 // Persist during the load makes the load fail with ErrStale.
 type StateLoader struct {
 	db       *DB
-	base     *Tx // the base the load started on; Commit requires it unchanged
+	base     *Frame // the base the load started on; Commit requires it unchanged
 	alloc    vertex.Allocator
 	h        hasher
 	accts    *streamBuilder // the account trie, rooted at vertex.RootID
@@ -79,7 +79,7 @@ func (db *DB) NewStateLoader() (*StateLoader, error) {
 	}
 	db.loading = true
 	l := &StateLoader{db: db, base: db.base, alloc: db.base.alloc, cur: new(loaderBatch), spare: new(loaderBatch)}
-	l.h.tx = db.base
+	l.h.fr = db.base
 	l.accts = newStreamBuilder(db.format, &l.alloc, &l.h, vertex.RootID, l.emit)
 	l.slots = newStreamBuilder(db.format, &l.alloc, &l.h, vertex.NoID, l.emit)
 	return l, nil

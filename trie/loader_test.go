@@ -84,24 +84,24 @@ func TestStateLoader(t *testing.T) {
 			}
 
 			// Reads, further writes and a reopen see the loaded state.
-			tx := db.Begin()
+			fr := db.Begin()
 			next := rtx.Begin()
 			for i, k := 0, min(n, 50); i < k; i++ {
 				a := accs[i*n/k] // distinct accounts: each is read before it is changed
-				got, ok, err := tx.Account(a.AddrHash)
+				got, ok, err := fr.Account(a.AddrHash)
 				if err != nil || !ok || got.Nonce != a.Account.Nonce || got.Balance != a.Account.Balance {
 					t.Fatalf("account %v reads %+v, %v, %v; want %+v", a.AddrHash, got, ok, err, a.Account)
 				}
 				for _, s := range a.Storage {
-					if v, err := tx.Storage(a.AddrHash, s.Hash); err != nil || v != s.Value {
+					if v, err := fr.Storage(a.AddrHash, s.Hash); err != nil || v != s.Value {
 						t.Fatalf("slot %v of %v reads %v, %v; want %v", s.Hash, a.AddrHash, &v, err, &s.Value)
 					}
 				}
-				for _, w := range []*trie.Tx{tx, next} {
+				for _, w := range []*trie.Frame{fr, next} {
 					phMust(t, w.UpdateAccount(a.AddrHash, trie.Account{Nonce: 99}), "UpdateAccount")
 				}
 			}
-			got, err := tx.StateRoot()
+			got, err := fr.StateRoot()
 			wantNext, _ := next.StateRoot()
 			if err != nil || got != wantNext {
 				t.Fatalf("%d accounts, %v: root after writes %v (%v), want %v", n, f, got, err, wantNext)
@@ -174,10 +174,10 @@ func TestStateLoaderPersistDuring(t *testing.T) {
 		phMust(t, err, "NewStateLoader")
 		phMust(t, l.Add(accs[:1500]), "Add")
 
-		tx := db.Begin()
-		insertAccountLeaves(t, tx, accs[:10])
-		want, _ := tx.StateRoot()
-		phMust(t, db.Persist(tx, 1), "Persist")
+		fr := db.Begin()
+		insertAccountLeaves(t, fr, accs[:10])
+		want, _ := fr.StateRoot()
+		phMust(t, db.Persist(fr, 1), "Persist")
 
 		phMust(t, l.Add(accs[1500:]), "Add (buffered)")
 		if _, err := l.Commit(2); !errors.Is(err, trie.ErrStale) {

@@ -15,20 +15,20 @@ type payload struct {
 func (p *payload) setOn(v *vertex.Vertex) { v.Payload, v.Value, v.Acc = p.kind, p.value, p.acc }
 
 // merge stores p at nibble path below vertex id, overwriting an existing value;
-// must says id is referenced and so has to exist (see Tx.need).
+// must says id is referenced and so has to exist (see Frame.need).
 //
 // Branches are fused with the extension above them (a branch's Path), so a split
 // never creates an extension vertex: when path leaves a leaf's or a branch's path
 // after `common` nibbles, a new branch with path[:common] takes over the old
 // vertex's ID (its parent's reference stays valid) and the old vertex moves into
 // one of the new branch's slots, keeping its own children.
-func (tx *Tx) merge(id vertex.ID, path []byte, p *payload, must bool) error {
-	v, err := tx.lookup(id, must)
+func (fr *Frame) merge(id vertex.ID, path []byte, p *payload, must bool) error {
+	v, err := fr.lookup(id, must)
 	if err != nil {
 		return err
 	}
 	if v == nil {
-		tx.vtx.set(id, tx.newLeaf(tx.nibbles(path), p))
+		fr.vtx.set(id, fr.newLeaf(fr.nibbles(path), p))
 		return nil
 	}
 	common := commonPrefix(v.Path, path)
@@ -38,10 +38,10 @@ func (tx *Tx) merge(id vertex.ID, path []byte, p *payload, must bool) error {
 			if p.acc != nil && v.Acc != nil {
 				p.acc.Storage = v.Acc.Storage // an updated account keeps its storage
 			}
-			p.setOn(tx.own(id, v))
+			p.setOn(fr.own(id, v))
 			return nil
 		case v.Kind == vertex.Branch:
-			b := tx.own(id, v)
+			b := fr.own(id, v)
 			rest := path[common:]
 			if len(rest) == 0 { // the key ends at this branch (generic tries)
 				p.setOn(b)
@@ -50,27 +50,27 @@ func (tx *Tx) merge(id vertex.ID, path []byte, p *payload, must bool) error {
 			n := rest[0]
 			b.Stale |= 1 << n
 			if b.Used&(1<<n) != 0 {
-				return tx.merge(b.Child(int(n)), rest[1:], p, true)
+				return fr.merge(b.Child(int(n)), rest[1:], p, true)
 			}
-			tx.vtx.set(tx.addChild(b, n), tx.newLeaf(tx.nibbles(rest[1:]), p))
+			fr.vtx.set(fr.addChild(b, n), fr.newLeaf(fr.nibbles(rest[1:]), p))
 			return nil
 		}
 		// A leaf whose key is a strict prefix of the new key: split below.
 	}
-	b := tx.newBranch(tx.nibbles(path[:common]))
+	b := fr.newBranch(fr.nibbles(path[:common]))
 	if common == len(v.Path) {
 		setPayload(b, v) // the old leaf's key ends at the new branch
 	} else {
-		o := tx.clone(v)
+		o := fr.clone(v)
 		o.Path = v.Path[common+1:]
-		tx.vtx.set(tx.addChild(b, v.Path[common]), o)
+		fr.vtx.set(fr.addChild(b, v.Path[common]), o)
 	}
 	if common == len(path) {
 		p.setOn(b)
 	} else {
-		tx.vtx.set(tx.addChild(b, path[common]), tx.newLeaf(tx.nibbles(path[common+1:]), p))
+		fr.vtx.set(fr.addChild(b, path[common]), fr.newLeaf(fr.nibbles(path[common+1:]), p))
 	}
-	tx.vtx.set(id, b)
+	fr.vtx.set(id, b)
 	return nil
 }
 

@@ -7,65 +7,65 @@ import (
 	"github.com/hexstate/hexstate/vertex"
 )
 
-// This file is the generic byte-keyed trie at the root of a frame: keys are any
+// This file is the generic byte-keyed trie at the root of a frame, used by Trie: keys are any
 // bytes, values any non-empty bytes (an empty value deletes).
 
-// Put stores value under key; an empty value deletes key.
-func (tx *Tx) Put(key, value []byte) error {
+// putKey stores value under key; an empty value deletes key.
+func (fr *Frame) putKey(key, value []byte) error {
 	if len(value) == 0 {
-		return tx.Delete(key)
+		return fr.deleteKey(key)
 	}
-	tx.db.mu.RLock()
-	defer tx.db.mu.RUnlock()
-	if err := tx.check(true); err != nil {
+	fr.db.mu.RLock()
+	defer fr.db.mu.RUnlock()
+	if err := fr.check(true); err != nil {
 		return err
 	}
 	var nb [64]byte
-	p := payload{kind: vertex.RawPayload, value: tx.copyValue(value)}
-	return tx.merge(vertex.RootID, hashkey.AppendNibbles(nb[:0], key), &p, false)
+	p := payload{kind: vertex.RawPayload, value: fr.copyValue(value)}
+	return fr.merge(vertex.RootID, hashkey.AppendNibbles(nb[:0], key), &p, false)
 }
 
-// Get returns the value stored under key, or nil when there is none.
-func (tx *Tx) Get(key []byte) ([]byte, error) {
-	tx.db.mu.RLock()
-	defer tx.db.mu.RUnlock()
-	if err := tx.check(false); err != nil {
+// getKey returns the value stored under key, or nil when there is none.
+func (fr *Frame) getKey(key []byte) ([]byte, error) {
+	fr.db.mu.RLock()
+	defer fr.db.mu.RUnlock()
+	if err := fr.check(false); err != nil {
 		return nil, err
 	}
 	var nb [64]byte
-	v, err := tx.find(vertex.RootID, hashkey.AppendNibbles(nb[:0], key), false)
+	v, err := fr.find(vertex.RootID, hashkey.AppendNibbles(nb[:0], key), false)
 	if v == nil || err != nil {
 		return nil, err
 	}
 	return append([]byte(nil), v.Value...), nil
 }
 
-// Delete removes key; deleting an absent key is not an error.
-func (tx *Tx) Delete(key []byte) error {
-	tx.db.mu.RLock()
-	defer tx.db.mu.RUnlock()
-	if err := tx.check(true); err != nil {
+// deleteKey removes key; deleting an absent key is not an error.
+func (fr *Frame) deleteKey(key []byte) error {
+	fr.db.mu.RLock()
+	defer fr.db.mu.RUnlock()
+	if err := fr.check(true); err != nil {
 		return err
 	}
 	var nb [64]byte
-	_, err := tx.remove(vertex.RootID, hashkey.AppendNibbles(nb[:0], key), false)
+	_, err := fr.remove(vertex.RootID, hashkey.AppendNibbles(nb[:0], key), false)
 	return err
 }
 
-// Hash returns the root hash of the frame's trie, recomputing only the keys its
+// lockedHash returns the root hash of the frame's trie, recomputing only the keys its
 // writes voided.
-func (tx *Tx) Hash() (hashkey.Hash, error) {
-	unlock := tx.lockForHash()
+func (fr *Frame) lockedHash() (hashkey.Hash, error) {
+	unlock := fr.lockForHash()
 	defer unlock()
-	if err := tx.check(false); err != nil {
+	if err := fr.check(false); err != nil {
 		return hashkey.Hash{}, err
 	}
-	return tx.hash()
+	return fr.hash()
 }
 
 // hash computes the root hash; the caller holds db.mu.
-func (tx *Tx) hash() (hashkey.Hash, error) {
-	k, err := tx.rootKey(vertex.RootID)
+func (fr *Frame) hash() (hashkey.Hash, error) {
+	k, err := fr.rootKey(vertex.RootID)
 	if err != nil {
 		return hashkey.Hash{}, err
 	}
@@ -73,10 +73,10 @@ func (tx *Tx) hash() (hashkey.Hash, error) {
 }
 
 // find returns the vertex holding the payload at nibble path below id, if any;
-// must says id has to exist (see Tx.need).
-func (tx *Tx) find(id vertex.ID, path []byte, must bool) (*vertex.Vertex, error) {
+// must says id has to exist (see Frame.need).
+func (fr *Frame) find(id vertex.ID, path []byte, must bool) (*vertex.Vertex, error) {
 	for {
-		v, err := tx.lookup(id, must)
+		v, err := fr.lookup(id, must)
 		if err != nil || v == nil {
 			return nil, err
 		}
@@ -104,20 +104,20 @@ func (tx *Tx) find(id vertex.ID, path []byte, must bool) (*vertex.Vertex, error)
 }
 
 // copyValue copies a caller's value into the frame's arena.
-func (tx *Tx) copyValue(v []byte) []byte { return tx.nibbles(v) }
+func (fr *Frame) copyValue(v []byte) []byte { return fr.nibbles(v) }
 
-// lockForHash locks the database for computing keys in tx. Keys are memoized in
+// lockForHash locks the database for computing keys in fr. Keys are memoized in
 // the frame's map; a sealed frame may be read by its children concurrently, so
 // hashing it takes the lock exclusively. A frame without children needs only the
 // shared lock.
 //
-// Reading tx.sealed before taking the lock is safe: only Begin on tx sets it,
+// Reading fr.sealed before taking the lock is safe: only Begin on fr sets it,
 // and a frame is used by one goroutine at a time.
-func (tx *Tx) lockForHash() (unlock func()) {
-	if tx.sealed {
-		tx.db.mu.Lock()
-		return tx.db.mu.Unlock
+func (fr *Frame) lockForHash() (unlock func()) {
+	if fr.sealed {
+		fr.db.mu.Lock()
+		return fr.db.mu.Unlock
 	}
-	tx.db.mu.RLock()
-	return tx.db.mu.RUnlock
+	fr.db.mu.RLock()
+	return fr.db.mu.RUnlock
 }

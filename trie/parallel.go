@@ -18,32 +18,32 @@ const parallelMin = 100
 // of those sub-tries (with the storage tries hanging off its accounts) is hashed by
 // its own worker; the root is then hashed serially from their keys. The result is
 // the same as the serial path's: workers only fill in keys of disjoint sub-tries.
-func (tx *Tx) rootKey(id vertex.ID) (hashkey.Key, error) {
-	workers := tx.db.workers
+func (fr *Frame) rootKey(id vertex.ID) (hashkey.Key, error) {
+	workers := fr.db.workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	if workers > 1 && tx.writes >= parallelMin {
-		if err := tx.hashChildrenParallel(id, workers); err != nil {
+	if workers > 1 && fr.writes >= parallelMin {
+		if err := fr.hashChildrenParallel(id, workers); err != nil {
 			return hashkey.Key{}, err
 		}
 	}
-	k, err := tx.h.key(id)
+	k, err := fr.h.key(id)
 	if err == nil && id == vertex.RootID {
-		tx.writes = 0 // everything below the state root is hashed now
+		fr.writes = 0 // everything below the state root is hashed now
 	}
 	return k, err
 }
 
-func (tx *Tx) hashChildrenParallel(id vertex.ID, workers int) error {
-	v, err := tx.get(id)
+func (fr *Frame) hashChildrenParallel(id vertex.ID, workers int) error {
+	v, err := fr.get(id)
 	if err != nil || v == nil || v.Kind != vertex.Branch || !v.Key.IsVoid() {
 		return err
 	}
 	var dirty []vertex.ID
 	for n := 0; n < 16; n++ {
 		if c := v.Child(n); c != vertex.NoID {
-			cv, err := tx.get(c)
+			cv, err := fr.get(c)
 			if err != nil {
 				return err
 			}
@@ -60,7 +60,7 @@ func (tx *Tx) hashChildrenParallel(id vertex.ID, workers int) error {
 	sem := make(chan struct{}, workers)
 	var wg sync.WaitGroup
 	for i, c := range dirty {
-		hashers[i] = hasher{tx: tx, parallel: true}
+		hashers[i] = hasher{fr: fr, parallel: true}
 		wg.Add(1)
 		sem <- struct{}{}
 		go func(i int, c vertex.ID) {
@@ -74,7 +74,7 @@ func (tx *Tx) hashChildrenParallel(id vertex.ID, workers int) error {
 			return errs[i]
 		}
 		for _, p := range hashers[i].pending {
-			tx.vtx.set(p.id, p.v)
+			fr.vtx.set(p.id, p.v)
 		}
 	}
 	return nil

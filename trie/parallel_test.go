@@ -27,21 +27,21 @@ type fxOp struct {
 	value uint64
 }
 
-func fxApply(t testing.TB, tx *trie.Tx, m fxModel, ops []fxOp) {
+func fxApply(t testing.TB, fr *trie.Frame, m fxModel, ops []fxOp) {
 	t.Helper()
-	if err := fxApplyErr(tx, m, ops); err != nil {
+	if err := fxApplyErr(fr, m, ops); err != nil {
 		t.Fatal(err)
 	}
 }
 
-// fxApplyErr applies ops to tx and m (nil: no model); it is safe in any
+// fxApplyErr applies ops to fr and m (nil: no model); it is safe in any
 // goroutine.
-func fxApplyErr(tx *trie.Tx, m fxModel, ops []fxOp) error {
+func fxApplyErr(fr *trie.Frame, m fxModel, ops []fxOp) error {
 	for _, op := range ops {
 		var err error
 		switch op.kind {
 		case 0:
-			if err = tx.UpdateAccount(op.addr, op.acc); err == nil && m != nil {
+			if err = fr.UpdateAccount(op.addr, op.acc); err == nil && m != nil {
 				if a := m[op.addr]; a != nil {
 					a.acc = op.acc
 				} else {
@@ -49,11 +49,11 @@ func fxApplyErr(tx *trie.Tx, m fxModel, ops []fxOp) error {
 				}
 			}
 		case 1:
-			if err = tx.DeleteAccount(op.addr); err == nil && m != nil {
+			if err = fr.DeleteAccount(op.addr); err == nil && m != nil {
 				delete(m, op.addr)
 			}
 		case 2:
-			if err = tx.UpdateStorage(op.addr, op.slot, uint256.NewInt(op.value)); err == nil && m != nil {
+			if err = fr.UpdateStorage(op.addr, op.slot, uint256.NewInt(op.value)); err == nil && m != nil {
 				if op.value == 0 {
 					delete(m[op.addr].slots, op.slot)
 				} else {
@@ -197,7 +197,7 @@ func TestParallelStackedFrames(t *testing.T) {
 				par := (&fxStore{name: "rocksdb", dir: t.TempDir()}).open(t, f, 4)
 				g := newFxGen(uint64(f)*10 + uint64(hashEvery))
 				m := fxModel{}
-				var ps, pp []*trie.Tx // pending frames, oldest first
+				var ps, pp []*trie.Frame // pending frames, oldest first
 				for b := 0; b <= blocks+2; b++ {
 					var ops []fxOp
 					if b == 0 {
@@ -205,7 +205,7 @@ func TestParallelStackedFrames(t *testing.T) {
 					} else {
 						ops = g.block(perBlock)
 					}
-					var ts, tp *trie.Tx
+					var ts, tp *trie.Frame
 					if len(ps) == 0 {
 						ts, tp = ser.Begin(), par.Begin()
 					} else {
@@ -252,9 +252,9 @@ func TestParallelConcurrentFrames(t *testing.T) {
 		db := (&fxStore{name: "memory", mem: trie.NewMemoryBackend()}).open(t, f, 4)
 		g := newFxGen(uint64(f) + 100)
 		base := fxModel{}
-		tx := db.Begin()
-		fxApply(t, tx, base, g.genesis(accounts, withStorage))
-		if err := db.Persist(tx, 1); err != nil {
+		fr := db.Begin()
+		fxApply(t, fr, base, g.genesis(accounts, withStorage))
+		if err := db.Persist(fr, 1); err != nil {
 			t.Fatal(err)
 		}
 		p := db.Begin()
@@ -262,7 +262,7 @@ func TestParallelConcurrentFrames(t *testing.T) {
 		fxApply(t, p, mp, g.block(perBlock))
 
 		const kids = 4
-		children := make([]*trie.Tx, kids)
+		children := make([]*trie.Frame, kids)
 		models := make([]fxModel, kids)
 		blocks := make([][]fxOp, kids)
 		for k := range children {
@@ -279,27 +279,27 @@ func TestParallelConcurrentFrames(t *testing.T) {
 			wg.Add(1)
 			go func(k int) {
 				defer wg.Done()
-				tx, m := children[k], models[k]
+				fr, m := children[k], models[k]
 				half := len(blocks[k]) / 2
-				if err := fxApplyErr(tx, m, blocks[k][:half]); err != nil {
+				if err := fxApplyErr(fr, m, blocks[k][:half]); err != nil {
 					errs <- err
 					return
 				}
-				if _, err := tx.StateRoot(); err != nil {
+				if _, err := fr.StateRoot(); err != nil {
 					errs <- err
 					return
 				}
-				if err := fxApplyErr(tx, m, blocks[k][half:]); err != nil {
+				if err := fxApplyErr(fr, m, blocks[k][half:]); err != nil {
 					errs <- err
 					return
 				}
-				r, err := tx.StateRoot()
+				r, err := fr.StateRoot()
 				if err != nil {
 					errs <- err
 					return
 				}
 				for addr := range m {
-					if _, err := tx.AccountProof(addr); err != nil {
+					if _, err := fr.AccountProof(addr); err != nil {
 						errs <- err
 						return
 					}
@@ -330,8 +330,8 @@ func TestParallelConcurrentFrames(t *testing.T) {
 		for err := range errs {
 			t.Fatal(err)
 		}
-		for k, tx := range children {
-			got := fxCheckRoot(t, tx, f, models[k], fmt.Sprintf("child %d", k))
+		for k, fr := range children {
+			got := fxCheckRoot(t, fr, f, models[k], fmt.Sprintf("child %d", k))
 			if got != roots[k] {
 				t.Fatalf("child %d: root %v in its goroutine, %v afterwards", k, roots[k], got)
 			}
@@ -349,7 +349,7 @@ func TestParallelConcurrentFrames(t *testing.T) {
 
 // ptSameRoot fails unless the serially and the parallel hashed frames have the
 // same state root.
-func ptSameRoot(t *testing.T, ts, tp *trie.Tx, what string) {
+func ptSameRoot(t *testing.T, ts, tp *trie.Frame, what string) {
 	t.Helper()
 	rs, err := ts.StateRoot()
 	if err != nil {

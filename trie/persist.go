@@ -8,37 +8,37 @@ import (
 	"github.com/hexstate/hexstate/vertex"
 )
 
-// Persist writes tx and its unpersisted ancestors to the backend in one atomic
+// Persist writes fr and its unpersisted ancestors to the backend in one atomic
 // batch (every changed vertex with its hash key, every deletion, and the admin
-// record with the new root, block and allocator top) and makes tx the new base.
-// Frames on forks that do not descend from tx answer ErrStale from then on;
-// frames begun on tx carry on. tx itself is sealed.
+// record with the new root, block and allocator top) and makes fr the new base.
+// Frames on forks that do not descend from fr answer ErrStale from then on;
+// frames begun on fr carry on. fr itself is sealed.
 //
 // If the write fails nothing changes: the frames and the base stay as they were.
-func (db *DB) Persist(tx *Tx, block uint64) error {
+func (db *DB) Persist(fr *Frame, block uint64) error {
 	db.mu.Lock()
 	defer db.mu.Unlock()
-	if err := tx.check(false); err != nil {
+	if err := fr.check(false); err != nil {
 		return err
 	}
-	var chain []*Tx // tx first, down to (not including) the base
-	for f := tx; f != db.base; f = f.parent {
+	var chain []*Frame // fr first, down to (not including) the base
+	for f := fr; f != db.base; f = f.parent {
 		if f == nil {
-			return ErrStale // tx does not descend from the current base
+			return ErrStale // fr does not descend from the current base
 		}
 		chain = append(chain, f)
 	}
-	if len(chain) == 0 { // tx is the base already: a repeated Persist
+	if len(chain) == 0 { // fr is the base already: a repeated Persist
 		if block == db.block {
 			return nil
 		}
 		return fmt.Errorf("trie: persist block %d: the frame is already persisted as block %d", block, db.block)
 	}
-	root, err := tx.hash()
+	root, err := fr.hash()
 	if err != nil {
 		return fmt.Errorf("trie: persist: hashing: %w", err)
 	}
-	a := admin{format: db.format, top: tx.alloc.Top, block: block, root: root}
+	a := admin{format: db.format, top: fr.alloc.Top, block: block, root: root}
 	batch := vertex.Batch{Admin: a.encode()}
 	changes, size := chainChanges(chain)
 	buf := make([]byte, 0, size)
@@ -61,7 +61,7 @@ func (db *DB) Persist(tx *Tx, block uint64) error {
 		return fmt.Errorf("trie: persist block %d: %w", block, err)
 	}
 	// The store now holds the new state: refresh the cache in place (keeping its
-	// capacity and every untouched entry) and move the base up to tx.
+	// capacity and every untouched entry) and move the base up to fr.
 	for _, r := range batch.Puts {
 		db.cache.put(r.ID, r.Rec)
 	}
@@ -72,8 +72,8 @@ func (db *DB) Persist(tx *Tx, block uint64) error {
 		f.state, f.vtx = folded, frameStore{}
 	}
 	db.base.state = folded
-	tx.parent, tx.vtx, tx.sealed = nil, newFrameStore(^vertex.ID(0)), true
-	db.base, db.block, db.root = tx, block, root
+	fr.parent, fr.vtx, fr.sealed = nil, newFrameStore(^vertex.ID(0)), true
+	db.base, db.block, db.root = fr, block, root
 	return nil
 }
 
@@ -88,7 +88,7 @@ type change struct {
 // size. Records go to the store in ID order: RocksDB's memtable takes sorted
 // inserts about a third faster than random ones, and the encode buffer is then
 // written front to back.
-func chainChanges(chain []*Tx) ([]change, int) {
+func chainChanges(chain []*Frame) ([]change, int) {
 	n := 0
 	for _, f := range chain {
 		n += f.vtx.len()

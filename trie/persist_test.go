@@ -146,16 +146,16 @@ func phValue(i, ver int) []byte {
 type phModel map[int][]byte
 
 // phApply applies ops (>= 0: put a new version of key op, < 0: delete key -op-1)
-// to tx and model.
-func phApply(t testing.TB, tx *trie.Tx, m phModel, ops []int, ver int) {
+// to fr and model.
+func phApply(t testing.TB, fr *trie.Frame, m phModel, ops []int, ver int) {
 	t.Helper()
 	for _, op := range ops {
 		if op >= 0 {
 			v := phValue(op, ver)
-			phMust(t, tx.Put(phKey(op), v), "Put(key %d)", op)
+			phMust(t, trie.G(fr).Put(phKey(op), v), "Put(key %d)", op)
 			m[op] = v
 		} else {
-			phMust(t, tx.Delete(phKey(-op-1)), "Delete(key %d)", -op-1)
+			phMust(t, trie.G(fr).Delete(phKey(-op-1)), "Delete(key %d)", -op-1)
 			delete(m, -op-1)
 		}
 	}
@@ -177,13 +177,13 @@ func phOps(seed uint64, n, universe, pdel int) []int {
 	return ops
 }
 
-// phCheckModel checks that tx holds exactly m (every key in [0, universe) is
+// phCheckModel checks that fr holds exactly m (every key in [0, universe) is
 // present with its value or absent), and that the iterator yields m's keys.
-func phCheckModel(t testing.TB, tx *trie.Tx, m phModel, universe int) {
+func phCheckModel(t testing.TB, fr *trie.Frame, m phModel, universe int) {
 	t.Helper()
 	bad := 0
 	for i := 0; i < universe && bad < 5; i++ {
-		got, err := tx.Get(phKey(i))
+		got, err := trie.G(fr).Get(phKey(i))
 		if err != nil {
 			t.Fatalf("Get(key %d): %v", i, err)
 		}
@@ -193,7 +193,7 @@ func phCheckModel(t testing.TB, tx *trie.Tx, m phModel, universe int) {
 		}
 	}
 	n := 0
-	it := tx.Iterator(nil)
+	it := trie.G(fr).Iterator(nil)
 	for it.Next() {
 		n++
 	}
@@ -295,9 +295,9 @@ func phStats(a, b vertex.ReadStats) vertex.ReadStats {
 	return vertex.ReadStats{PointReads: a.PointReads - b.PointReads, RangeReads: a.RangeReads - b.RangeReads, Records: a.Records - b.Records}
 }
 
-func phHash(t testing.TB, tx *trie.Tx) hashkey.Hash {
+func phHash(t testing.TB, fr *trie.Frame) hashkey.Hash {
 	t.Helper()
-	h, err := tx.Hash()
+	h, err := trie.G(fr).Hash()
 	phMust(t, err, "Hash")
 	return h
 }
@@ -316,14 +316,14 @@ const phUniverse = 2000
 func phBuild(t testing.TB, db *trie.DB, n int) (phModel, hashkey.Hash) {
 	t.Helper()
 	m := phModel{}
-	tx := db.Begin()
+	fr := db.Begin()
 	ops := make([]int, n)
 	for i := range ops {
 		ops[i] = i
 	}
-	phApply(t, tx, m, ops, 0)
-	root := phHash(t, tx)
-	phMust(t, db.Persist(tx, 1), "Persist(1)")
+	phApply(t, fr, m, ops, 0)
+	root := phHash(t, fr)
+	phMust(t, db.Persist(fr, 1), "Persist(1)")
 	return m, root
 }
 
@@ -331,13 +331,13 @@ func TestPersistReopenGeneric(t *testing.T) {
 	phEach(t, func(t *testing.T, s *phStore, f vertex.Format) {
 		db := s.open(f, 0)
 		m := phModel{}
-		tx := db.Begin()
-		phApply(t, tx, m, phOps(1, 3000, phUniverse, 10), 1)
-		root := phHash(t, tx)
+		fr := db.Begin()
+		phApply(t, fr, m, phOps(1, 3000, phUniverse, 10), 1)
+		root := phHash(t, fr)
 		if want := phModelRoot(t, m); root != want {
 			t.Fatalf("root %v, reference trie says %v", root, want)
 		}
-		phMust(t, db.Persist(tx, 7), "Persist")
+		phMust(t, db.Persist(fr, 7), "Persist")
 		if got := phRoot(t, db); got != root {
 			t.Fatalf("StateRoot after Persist = %v, want %v", got, root)
 		}
@@ -356,15 +356,15 @@ func TestPersistReopenGeneric(t *testing.T) {
 		if db.Format() != f {
 			t.Fatalf("Format after reopen = %v, want %v", db.Format(), f)
 		}
-		tx = db.Begin()
-		phCheckModel(t, tx, m, phUniverse)
-		if got := phHash(t, tx); got != root {
-			t.Fatalf("Hash of a fresh tx after reopen = %v, want %v", got, root)
+		fr = db.Begin()
+		phCheckModel(t, fr, m, phUniverse)
+		if got := phHash(t, fr); got != root {
+			t.Fatalf("Hash of a fresh fr after reopen = %v, want %v", got, root)
 		}
 		// The reopened trie keeps working: change it and compare with the model.
-		tx2 := db.Begin()
-		phApply(t, tx2, m, phOps(2, 500, phUniverse, 40), 2)
-		if got, want := phHash(t, tx2), phModelRoot(t, m); got != want {
+		fr2 := db.Begin()
+		phApply(t, fr2, m, phOps(2, 500, phUniverse, 40), 2)
+		if got, want := phHash(t, fr2), phModelRoot(t, m); got != want {
 			t.Fatalf("root after updates on the reopened DB = %v, want %v", got, want)
 		}
 	})
@@ -390,18 +390,18 @@ type phState struct {
 	slots map[int]map[int]uint64
 }
 
-func (st *phState) apply(t testing.TB, tx *trie.Tx, r *rand.Rand, ver, nacct int) {
+func (st *phState) apply(t testing.TB, fr *trie.Frame, r *rand.Rand, ver, nacct int) {
 	t.Helper()
 	for i := 0; i < nacct; i++ {
 		a := r.IntN(200)
 		switch op := r.IntN(10); {
 		case op == 0: // delete the account and its storage
-			phMust(t, tx.DeleteAccount(phAddr(a)), "DeleteAccount(%d)", a)
+			phMust(t, fr.DeleteAccount(phAddr(a)), "DeleteAccount(%d)", a)
 			delete(st.accts, a)
 			delete(st.slots, a)
 		default:
 			acc := phAcct(a, ver)
-			phMust(t, tx.UpdateAccount(phAddr(a), acc), "UpdateAccount(%d)", a)
+			phMust(t, fr.UpdateAccount(phAddr(a), acc), "UpdateAccount(%d)", a)
 			acc.CodeHash = phCodeHash(acc.CodeHash)
 			st.accts[a] = acc
 			if st.slots[a] == nil {
@@ -413,7 +413,7 @@ func (st *phState) apply(t testing.TB, tx *trie.Tx, r *rand.Rand, ver, nacct int
 				if r.IntN(4) != 0 {
 					val = r.Uint64N(1<<40) + 1
 				}
-				phMust(t, tx.UpdateStorage(phAddr(a), phSlot(j), uint256.NewInt(val)), "UpdateStorage(%d, %d)", a, j)
+				phMust(t, fr.UpdateStorage(phAddr(a), phSlot(j), uint256.NewInt(val)), "UpdateStorage(%d, %d)", a, j)
 				if val == 0 {
 					delete(st.slots[a], j)
 				} else {
@@ -431,24 +431,24 @@ func phCodeHash(h hashkey.Hash) hashkey.Hash {
 	return h
 }
 
-func (st *phState) check(t testing.TB, tx *trie.Tx, storageRoots map[int]hashkey.Hash) {
+func (st *phState) check(t testing.TB, fr *trie.Frame, storageRoots map[int]hashkey.Hash) {
 	t.Helper()
 	for a := 0; a < 200; a++ {
-		got, ok, err := tx.Account(phAddr(a))
+		got, ok, err := fr.Account(phAddr(a))
 		phMust(t, err, "Account(%d)", a)
 		want, wantOK := st.accts[a]
 		if ok != wantOK || (ok && (got.Nonce != want.Nonce || got.Balance != want.Balance || got.CodeHash != want.CodeHash)) {
 			t.Fatalf("Account(%d) = %+v, %v; want %+v, %v", a, got, ok, want, wantOK)
 		}
 		for j := 0; j < 40; j++ {
-			v, err := tx.Storage(phAddr(a), phSlot(j))
+			v, err := fr.Storage(phAddr(a), phSlot(j))
 			phMust(t, err, "Storage(%d, %d)", a, j)
 			if want := st.slots[a][j]; !wantOK && !v.IsZero() || wantOK && v.Uint64() != want {
 				t.Fatalf("Storage(%d, %d) = %v, want %d", a, j, &v, want)
 			}
 		}
 		if storageRoots != nil {
-			sr, err := tx.StorageRoot(phAddr(a))
+			sr, err := fr.StorageRoot(phAddr(a))
 			phMust(t, err, "StorageRoot(%d)", a)
 			if sr != storageRoots[a] {
 				t.Fatalf("StorageRoot(%d) = %v, want %v", a, sr, storageRoots[a])
@@ -457,11 +457,11 @@ func (st *phState) check(t testing.TB, tx *trie.Tx, storageRoots map[int]hashkey
 	}
 }
 
-func (st *phState) storageRoots(t testing.TB, tx *trie.Tx) map[int]hashkey.Hash {
+func (st *phState) storageRoots(t testing.TB, fr *trie.Frame) map[int]hashkey.Hash {
 	t.Helper()
 	m := map[int]hashkey.Hash{}
 	for a := 0; a < 200; a++ {
-		sr, err := tx.StorageRoot(phAddr(a))
+		sr, err := fr.StorageRoot(phAddr(a))
 		phMust(t, err, "StorageRoot(%d)", a)
 		m[a] = sr
 	}
@@ -479,11 +479,11 @@ func TestPersistReopenState(t *testing.T) {
 			perBlock = 60
 		}
 		for block := uint64(1); block <= 3; block++ {
-			tx := db.Begin()
-			st.apply(t, tx, r, int(block), perBlock)
-			root := phHash(t, tx)
-			srs := st.storageRoots(t, tx)
-			phMust(t, db.Persist(tx, block), "Persist(%d)", block)
+			fr := db.Begin()
+			st.apply(t, fr, r, int(block), perBlock)
+			root := phHash(t, fr)
+			srs := st.storageRoots(t, fr)
+			phMust(t, db.Persist(fr, block), "Persist(%d)", block)
 			roots = append(roots, root)
 			phMust(t, db.Close(), "Close")
 
@@ -491,10 +491,10 @@ func TestPersistReopenState(t *testing.T) {
 			if got := phRoot(t, db); got != root || db.Block() != block {
 				t.Fatalf("block %d: after reopen StateRoot = %v at block %d, want %v at %d", block, got, db.Block(), root, block)
 			}
-			tx = db.Begin()
-			st.check(t, tx, srs)
-			if got := phHash(t, tx); got != root {
-				t.Fatalf("block %d: Hash of a fresh tx = %v, want %v", block, got, root)
+			fr = db.Begin()
+			st.check(t, fr, srs)
+			if got := phHash(t, fr); got != root {
+				t.Fatalf("block %d: Hash of a fresh fr = %v, want %v", block, got, root)
 			}
 		}
 		if roots[0] == roots[1] || roots[1] == roots[2] {
@@ -518,7 +518,7 @@ func TestPersistReopenState(t *testing.T) {
 }
 
 // TestPersistRootNotRecomputed shows that reopening reads the root from the
-// stored keys: Open + StateRoot + Hash of a fresh tx read at most the root's
+// stored keys: Open + StateRoot + Hash of a fresh fr read at most the root's
 // record, and still succeed when a leaf record below the root is corrupt (only
 // reading that key fails).
 func TestPersistRootNotRecomputed(t *testing.T) {
@@ -536,7 +536,7 @@ func TestPersistRootNotRecomputed(t *testing.T) {
 			t.Fatalf("StateRoot = %v, want %v", got, root)
 		}
 		if got := phHash(t, db2.Begin()); got != root {
-			t.Fatalf("Hash of a fresh tx = %v, want %v", got, root)
+			t.Fatalf("Hash of a fresh fr = %v, want %v", got, root)
 		}
 		d := phStats(db2.BackendStats(), before)
 		if d.Records > 1 || d.PointReads > 2 || d.RangeReads > 0 {
@@ -561,15 +561,15 @@ func TestPersistRootNotRecomputed(t *testing.T) {
 		if got := phRoot(t, db3); got != root {
 			t.Fatalf("StateRoot with a corrupt leaf = %v, want %v", got, root)
 		}
-		tx := db3.Begin()
-		if got := phHash(t, tx); got != root {
+		fr := db3.Begin()
+		if got := phHash(t, fr); got != root {
 			t.Fatalf("Hash with a corrupt leaf = %v, want %v", got, root)
 		}
-		if _, err := tx.Get(phKey(victimKey)); !errors.Is(err, vertex.ErrCorrupt) {
+		if _, err := trie.G(fr).Get(phKey(victimKey)); !errors.Is(err, vertex.ErrCorrupt) {
 			t.Fatalf("Get of the key whose leaf (vertex %d) is corrupt: err = %v, want vertex.ErrCorrupt", victim, err)
 		}
 		other := (victimKey + 1) % phUniverse
-		if got, err := tx.Get(phKey(other)); err != nil || !bytes.Equal(got, m[other]) {
+		if got, err := trie.G(fr).Get(phKey(other)); err != nil || !bytes.Equal(got, m[other]) {
 			t.Fatalf("Get(key %d) next to the corrupt leaf = %q, %v; want %q", other, got, err, m[other])
 		}
 	})
@@ -585,26 +585,26 @@ func TestPersistDeletesAcrossBlocks(t *testing.T) {
 		m := phModel{}
 		const blocks = 6
 		for block := 1; block <= blocks; block++ {
-			tx := db.Begin()
+			fr := db.Begin()
 			switch {
 			case block == blocks: // delete everything
 				for i := range m {
-					phMust(t, tx.Delete(phKey(i)), "Delete(%d)", i)
+					phMust(t, trie.G(fr).Delete(phKey(i)), "Delete(%d)", i)
 				}
 				clear(m)
 			case block == 3: // two frames persisted in one batch
-				phApply(t, tx, m, phOps(uint64(block), 400, phUniverse, 50), block)
-				tx = tx.Begin()
-				phApply(t, tx, m, phOps(uint64(block)+100, 400, phUniverse, 50), block*10)
+				phApply(t, fr, m, phOps(uint64(block), 400, phUniverse, 50), block)
+				fr = fr.Begin()
+				phApply(t, fr, m, phOps(uint64(block)+100, 400, phUniverse, 50), block*10)
 			default:
 				pdel := 20 + 15*block
-				phApply(t, tx, m, phOps(uint64(block), 800, phUniverse, pdel), block)
+				phApply(t, fr, m, phOps(uint64(block), 800, phUniverse, pdel), block)
 			}
-			root := phHash(t, tx)
+			root := phHash(t, fr)
 			if want := phModelRoot(t, m); root != want {
 				t.Fatalf("block %d: root %v, reference %v", block, root, want)
 			}
-			phMust(t, db.Persist(tx, uint64(block)), "Persist(%d)", block)
+			phMust(t, db.Persist(fr, uint64(block)), "Persist(%d)", block)
 			phMust(t, db.Close(), "Close")
 			s.raw(func(b trie.Backend) {
 				live := phCheckNoGarbage(t, b)
@@ -650,10 +650,10 @@ func TestPersistKeepsCache(t *testing.T) {
 		if warm.Entries < phUniverse {
 			t.Fatalf("cache holds %d entries after reading %d keys", warm.Entries, phUniverse)
 		}
-		tx := db.Begin()
-		phApply(t, tx, m, []int{3, 5, 7, -10, -12, 4000, 4001}, 1)
-		phHash(t, tx)
-		phMust(t, db.Persist(tx, 2), "Persist")
+		fr := db.Begin()
+		phApply(t, fr, m, []int{3, 5, 7, -10, -12, 4000, 4001}, 1)
+		phHash(t, fr)
+		phMust(t, db.Persist(fr, 2), "Persist")
 		after := db.CacheStats()
 		if after.Entries < warm.Entries-20 || after.Budget != warm.Budget {
 			t.Fatalf("cache after Persist: %+v; before: %+v (entries or budget lost)", after, warm)
@@ -661,9 +661,9 @@ func TestPersistKeepsCache(t *testing.T) {
 
 		// Keys the persist did not touch are served from the cache.
 		bs, cs := db.BackendStats(), db.CacheStats()
-		tx = db.Begin()
+		fr = db.Begin()
 		for _, i := range []int{100, 500, 1500, 1999} {
-			got, err := tx.Get(phKey(i))
+			got, err := trie.G(fr).Get(phKey(i))
 			if err != nil || !bytes.Equal(got, m[i]) {
 				t.Fatalf("Get(key %d) = %q, %v; want %q", i, got, err, m[i])
 			}
@@ -676,7 +676,7 @@ func TestPersistKeepsCache(t *testing.T) {
 		}
 		// The changed keys read back right (from the refreshed cache).
 		for _, i := range []int{3, 10, 4000} {
-			got, err := tx.Get(phKey(i))
+			got, err := trie.G(fr).Get(phKey(i))
 			if err != nil || !bytes.Equal(got, m[i]) {
 				t.Fatalf("Get(key %d) = %q, %v; want %q", i, got, err, m[i])
 			}
@@ -701,9 +701,9 @@ func TestPersistV2RangeReads(t *testing.T) {
 				db.Close()
 				db = s.open(f, 0)
 				before := db.BackendStats()
-				tx := db.Begin()
-				phApply(t, tx, m, phOps(9, 300, 4000, 0), 1)
-				roots[f] = phHash(t, tx)
+				fr := db.Begin()
+				phApply(t, fr, m, phOps(9, 300, 4000, 0), 1)
+				roots[f] = phHash(t, fr)
 				reads[f] = phStats(db.BackendStats(), before)
 				t.Logf("%v: %+v", f, reads[f])
 			}
@@ -739,13 +739,13 @@ func TestPersistChildKeys(t *testing.T) {
 			db.Close()
 			db = s.open(f, 0)
 			before := db.BackendStats()
-			tx := db.Begin()
+			fr := db.Begin()
 			for i := 0; i < 300; i++ {
-				if err := tx.Put(phKey(i*13%4000), []byte("changed")); err != nil {
+				if err := trie.G(fr).Put(phKey(i*13%4000), []byte("changed")); err != nil {
 					t.Fatal(err)
 				}
 			}
-			if _, err := tx.Hash(); err != nil {
+			if _, err := trie.G(fr).Hash(); err != nil {
 				t.Fatal(err)
 			}
 			d := db.BackendStats()

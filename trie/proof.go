@@ -8,14 +8,14 @@ import (
 	"github.com/hexstate/hexstate/vertex"
 )
 
-// Prove returns the Merkle proof of key in the frame's trie (see proveAt).
-func (tx *Tx) Prove(key []byte) ([][]byte, error) {
-	unlock := tx.lockForHash()
+// prove returns the Merkle proof of key in the frame's trie (see proveAt).
+func (fr *Frame) prove(key []byte) ([][]byte, error) {
+	unlock := fr.lockForHash()
 	defer unlock()
-	if err := tx.check(false); err != nil {
+	if err := fr.check(false); err != nil {
 		return nil, err
 	}
-	return tx.proveAt(vertex.RootID, hashkey.AppendNibbles(nil, key))
+	return fr.proveAt(vertex.RootID, hashkey.AppendNibbles(nil, key))
 }
 
 // proveAt returns the proof of the nibble path in the trie rooted at root: the RLP
@@ -24,8 +24,8 @@ func (tx *Tx) Prove(key []byte) ([][]byte, error) {
 // does not embed it, its branch node. Nodes under 32 bytes are embedded in their
 // parents and not listed, exactly as go-ethereum's Prove. The proof of an absent
 // key ends at the node where its path leaves the trie.
-func (tx *Tx) proveAt(root vertex.ID, path []byte) ([][]byte, error) {
-	if _, err := tx.rootKey(root); err != nil {
+func (fr *Frame) proveAt(root vertex.ID, path []byte) ([][]byte, error) {
+	if _, err := fr.rootKey(root); err != nil {
 		return nil, err
 	}
 	var proof [][]byte
@@ -34,9 +34,9 @@ func (tx *Tx) proveAt(root vertex.ID, path []byte) ([][]byte, error) {
 			proof = append(proof, bytes.Clone(rlp))
 		}
 	}
-	h := &tx.h
+	h := &fr.h
 	for id, must := root, root != vertex.RootID; ; must = true {
-		v, err := tx.lookup(id, must)
+		v, err := fr.lookup(id, must)
 		if err != nil || v == nil {
 			return proof, err
 		}

@@ -44,12 +44,12 @@ func TestDeleteReadErrorLeavesFrameIntact(t *testing.T) {
 	for _, f := range formats {
 		mem := trie.NewMemoryBackend()
 		db, _ := trie.Open(mem, &trie.Options{Format: f, CacheBytes: 1})
-		tx := db.Begin()
+		fr := db.Begin()
 		a, b := bytes.Repeat([]byte("a"), 40), bytes.Repeat([]byte("b"), 40)
-		tx.Put([]byte{0x10}, a) // root branch: slots 1 and 2, hash key stored
-		tx.Put([]byte{0x20}, b)
-		root, _ := tx.Hash()
-		if err := db.Persist(tx, 1); err != nil {
+		trie.G(fr).Put([]byte{0x10}, a) // root branch: slots 1 and 2, hash key stored
+		trie.G(fr).Put([]byte{0x20}, b)
+		root, _ := trie.G(fr).Hash()
+		if err := db.Persist(fr, 1); err != nil {
 			t.Fatal(err)
 		}
 		db.Close()
@@ -66,15 +66,15 @@ func TestDeleteReadErrorLeavesFrameIntact(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tx = db.Begin()
-		if err := tx.Delete([]byte{0x10}); !errors.Is(err, errInjected) {
+		fr = db.Begin()
+		if err := trie.G(fr).Delete([]byte{0x10}); !errors.Is(err, errInjected) {
 			t.Fatalf("%v: Delete: %v, want the injected error", f, err)
 		}
 		fb.fail = nil
-		if h, err := tx.Hash(); err != nil || h != root {
+		if h, err := trie.G(fr).Hash(); err != nil || h != root {
 			t.Fatalf("%v: after a failed Delete the root is %v (%v), want the old %v", f, h, err, root)
 		}
-		if v, _ := tx.Get([]byte{0x10}); !bytes.Equal(v, a) {
+		if v, _ := trie.G(fr).Get([]byte{0x10}); !bytes.Equal(v, a) {
 			t.Fatalf("%v: key deleted by a failed Delete", f)
 		}
 	}
@@ -95,18 +95,18 @@ func TestCorruptReferences(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			mem := trie.NewMemoryBackend()
 			db, _ := trie.Open(mem, nil)
-			tx := db.Begin()
-			tx.Put([]byte{1}, []byte("x"))
-			tx.Put([]byte{2}, []byte("y"))
-			db.Persist(tx, 1)
+			fr := db.Begin()
+			trie.G(fr).Put([]byte{1}, []byte("x"))
+			trie.G(fr).Put([]byte{2}, []byte("y"))
+			db.Persist(fr, 1)
 			db.Close()
 			mem.Write(&vertex.Batch{Puts: []vertex.Record{{ID: vertex.RootID, Rec: vertex.Encode(nil, root(mem))}}})
 			db, err := trie.Open(mem, nil)
 			if err == nil {
-				tx = db.Begin()
-				err = tx.Put([]byte{0x05}, []byte("z"))
+				fr = db.Begin()
+				err = trie.G(fr).Put([]byte{0x05}, []byte("z"))
 				if err == nil {
-					_, err = tx.Hash()
+					_, err = trie.G(fr).Hash()
 				}
 			}
 			if !errors.Is(err, vertex.ErrCorrupt) && !errors.Is(err, trie.ErrCorruptAdmin) {
@@ -119,14 +119,14 @@ func TestCorruptReferences(t *testing.T) {
 func TestMissingStorageRoot(t *testing.T) {
 	mem := trie.NewMemoryBackend()
 	db, _ := trie.Open(mem, nil)
-	tx := db.Begin()
+	fr := db.Begin()
 	a := hashkey.Keccak256([]byte("a"))
 	for i := 0; i < 20; i++ { // a root branch, whose key is stored
-		tx.UpdateAccount(hashkey.Keccak256([]byte{byte(i)}), trie.Account{Nonce: 1})
+		fr.UpdateAccount(hashkey.Keccak256([]byte{byte(i)}), trie.Account{Nonce: 1})
 	}
-	tx.UpdateAccount(a, trie.Account{Nonce: 1})
-	tx.UpdateStorage(a, hashkey.Keccak256([]byte("s")), uint256.NewInt(5))
-	db.Persist(tx, 1)
+	fr.UpdateAccount(a, trie.Account{Nonce: 1})
+	fr.UpdateStorage(a, hashkey.Keccak256([]byte("s")), uint256.NewInt(5))
+	db.Persist(fr, 1)
 	// Find the storage root: the only ID a leaf account refers to.
 	var sid vertex.ID
 	for id := vertex.ID(1); id < 1024; id++ {
@@ -142,36 +142,36 @@ func TestMissingStorageRoot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tx = db.Begin()
-	if _, err := tx.StorageRoot(a); !errors.Is(err, trie.ErrMissingVertex) {
+	fr = db.Begin()
+	if _, err := fr.StorageRoot(a); !errors.Is(err, trie.ErrMissingVertex) {
 		t.Fatalf("StorageRoot: %v, want ErrMissingVertex", err)
 	}
-	if _, err := tx.Storage(a, hashkey.Keccak256([]byte("s"))); !errors.Is(err, trie.ErrMissingVertex) {
+	if _, err := fr.Storage(a, hashkey.Keccak256([]byte("s"))); !errors.Is(err, trie.ErrMissingVertex) {
 		t.Fatalf("Storage: %v, want ErrMissingVertex", err)
 	}
-	tx.UpdateAccount(a, trie.Account{Nonce: 2})
-	if _, err := tx.StateRoot(); !errors.Is(err, trie.ErrMissingVertex) {
+	fr.UpdateAccount(a, trie.Account{Nonce: 2})
+	if _, err := fr.StateRoot(); !errors.Is(err, trie.ErrMissingVertex) {
 		t.Fatalf("StateRoot: %v, want ErrMissingVertex", err)
 	}
 }
 
 func TestEmptyBulkLoadAndForeignIteration(t *testing.T) {
 	db, _ := trie.Open(trie.NewMemoryBackend(), nil)
-	tx := db.Begin()
-	if err := tx.BulkLoad(nil, nil); err != nil {
+	fr := db.Begin()
+	if err := trie.G(fr).BulkLoad(nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := tx.BulkLoadAccounts(nil); err != nil {
+	if err := fr.BulkLoadAccounts(nil); err != nil {
 		t.Fatal(err)
 	}
-	if h, _ := tx.Hash(); h != hashkey.EmptyRoot {
+	if h, _ := trie.G(fr).Hash(); h != hashkey.EmptyRoot {
 		t.Fatalf("empty load: root %v", h)
 	}
 	// Account iteration over a generic trie stops with an error, not a panic.
 	for i := 0; i < 3; i++ {
-		tx.Put([]byte(fmt.Sprint(i)), []byte("v"))
+		trie.G(fr).Put([]byte(fmt.Sprint(i)), []byte("v"))
 	}
-	it := tx.Accounts(hashkey.Hash{})
+	it := fr.Accounts(hashkey.Hash{})
 	if it.Next() || !errors.Is(it.Err(), vertex.ErrCorrupt) {
 		t.Fatalf("account iterator over a generic trie: err %v", it.Err())
 	}

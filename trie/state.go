@@ -36,27 +36,27 @@ var ErrNoAccount = errors.New("trie: no such account")
 
 // UpdateAccount creates or updates the account at addrHash. An existing account
 // keeps its storage.
-func (tx *Tx) UpdateAccount(addrHash hashkey.Hash, acc Account) error {
-	tx.db.mu.RLock()
-	defer tx.db.mu.RUnlock()
-	if err := tx.check(true); err != nil {
+func (fr *Frame) UpdateAccount(addrHash hashkey.Hash, acc Account) error {
+	fr.db.mu.RLock()
+	defer fr.db.mu.RUnlock()
+	if err := fr.check(true); err != nil {
 		return err
 	}
-	a := tx.newAccount()
+	a := fr.newAccount()
 	*a = acc.vertexAccount()
 	var nb [64]byte
 	p := payload{kind: vertex.AccountPayload, acc: a}
-	return tx.merge(vertex.RootID, hashkey.AppendNibbles(nb[:0], addrHash[:]), &p, false)
+	return fr.merge(vertex.RootID, hashkey.AppendNibbles(nb[:0], addrHash[:]), &p, false)
 }
 
 // Account returns the account at addrHash and whether it exists.
-func (tx *Tx) Account(addrHash hashkey.Hash) (Account, bool, error) {
-	tx.db.mu.RLock()
-	defer tx.db.mu.RUnlock()
-	if err := tx.check(false); err != nil {
+func (fr *Frame) Account(addrHash hashkey.Hash) (Account, bool, error) {
+	fr.db.mu.RLock()
+	defer fr.db.mu.RUnlock()
+	if err := fr.check(false); err != nil {
 		return Account{}, false, err
 	}
-	v, err := tx.findAccount(addrHash)
+	v, err := fr.findAccount(addrHash)
 	if v == nil || err != nil {
 		return Account{}, false, err
 	}
@@ -66,44 +66,44 @@ func (tx *Tx) Account(addrHash hashkey.Hash) (Account, bool, error) {
 // DeleteAccount deletes the account at addrHash and its whole storage trie. An
 // account created again afterwards, even in the same frame, starts with empty
 // storage. Deleting an absent account is not an error.
-func (tx *Tx) DeleteAccount(addrHash hashkey.Hash) error {
-	tx.db.mu.RLock()
-	defer tx.db.mu.RUnlock()
-	if err := tx.check(true); err != nil {
+func (fr *Frame) DeleteAccount(addrHash hashkey.Hash) error {
+	fr.db.mu.RLock()
+	defer fr.db.mu.RUnlock()
+	if err := fr.check(true); err != nil {
 		return err
 	}
-	v, err := tx.findAccount(addrHash)
+	v, err := fr.findAccount(addrHash)
 	if v == nil || err != nil {
 		return err
 	}
 	var storage []vertex.ID
 	if v.Acc.Storage != vertex.NoID {
-		if storage, err = tx.subtrie(v.Acc.Storage); err != nil {
+		if storage, err = fr.subtrie(v.Acc.Storage); err != nil {
 			return err
 		}
 	}
 	var nb [64]byte
-	if _, err = tx.remove(vertex.RootID, hashkey.AppendNibbles(nb[:0], addrHash[:]), false); err != nil {
+	if _, err = fr.remove(vertex.RootID, hashkey.AppendNibbles(nb[:0], addrHash[:]), false); err != nil {
 		return err
 	}
 	for _, id := range storage {
-		tx.vtx.set(id, nil)
+		fr.vtx.set(id, nil)
 	}
 	return nil
 }
 
 // UpdateStorage sets slot slotHash of the account at addrHash to value; zero (or
 // nil) deletes the slot. The account must exist (ErrNoAccount otherwise).
-func (tx *Tx) UpdateStorage(addrHash, slotHash hashkey.Hash, value *uint256.Int) error {
-	tx.db.mu.RLock()
-	defer tx.db.mu.RUnlock()
-	if err := tx.check(true); err != nil {
+func (fr *Frame) UpdateStorage(addrHash, slotHash hashkey.Hash, value *uint256.Int) error {
+	fr.db.mu.RLock()
+	defer fr.db.mu.RUnlock()
+	if err := fr.check(true); err != nil {
 		return err
 	}
 	// Read everything first (the account's path, then the storage trie), write
 	// after: an error leaves the frame unchanged.
 	var steps [65]pathStep
-	n, err := tx.accountPath(addrHash, &steps)
+	n, err := fr.accountPath(addrHash, &steps)
 	if err != nil {
 		return err
 	}
@@ -115,30 +115,30 @@ func (tx *Tx) UpdateStorage(addrHash, slotHash hashkey.Hash, value *uint256.Int)
 		if sid == vertex.NoID {
 			return nil
 		}
-		if removed, err := tx.remove(sid, slotPath, true); err != nil || !removed {
+		if removed, err := fr.remove(sid, slotPath, true); err != nil || !removed {
 			return err
 		}
-		if v, _ := tx.vtx.lookup(sid); v == nil {
+		if v, _ := fr.vtx.lookup(sid); v == nil {
 			sid = vertex.NoID // the storage trie is empty now
 		}
 	} else {
 		must := sid != vertex.NoID
 		if !must {
-			sid = tx.alloc.Take(1)
+			sid = fr.alloc.Take(1)
 		}
 		b := value.Bytes32()
-		p := payload{kind: vertex.SlotPayload, value: tx.copyValue(trimLeadingZeros(b[:]))}
-		if err := tx.merge(sid, slotPath, &p, must); err != nil {
+		p := payload{kind: vertex.SlotPayload, value: fr.copyValue(trimLeadingZeros(b[:]))}
+		if err := fr.merge(sid, slotPath, &p, must); err != nil {
 			return err
 		}
 	}
 	// The account's storage root changed: void the keys on its path.
 	for _, st := range steps[:n-1] {
-		tx.own(st.id, st.v).Stale |= 1 << st.n
+		fr.own(st.id, st.v).Stale |= 1 << st.n
 	}
-	owned := tx.own(steps[n-1].id, leaf)
+	owned := fr.own(steps[n-1].id, leaf)
 	if sid != owned.Acc.Storage {
-		a := tx.newAccount()
+		a := fr.newAccount()
 		*a = *owned.Acc
 		a.Storage = sid
 		owned.Acc = a
@@ -148,19 +148,19 @@ func (tx *Tx) UpdateStorage(addrHash, slotHash hashkey.Hash, value *uint256.Int)
 
 // Storage returns the value of slot slotHash of the account at addrHash (zero when
 // the slot or the account does not exist).
-func (tx *Tx) Storage(addrHash, slotHash hashkey.Hash) (uint256.Int, error) {
-	tx.db.mu.RLock()
-	defer tx.db.mu.RUnlock()
+func (fr *Frame) Storage(addrHash, slotHash hashkey.Hash) (uint256.Int, error) {
+	fr.db.mu.RLock()
+	defer fr.db.mu.RUnlock()
 	var x uint256.Int
-	if err := tx.check(false); err != nil {
+	if err := fr.check(false); err != nil {
 		return x, err
 	}
-	a, err := tx.findAccount(addrHash)
+	a, err := fr.findAccount(addrHash)
 	if a == nil || err != nil || a.Acc.Storage == vertex.NoID {
 		return x, err
 	}
 	var nb [64]byte
-	v, err := tx.find(a.Acc.Storage, hashkey.AppendNibbles(nb[:0], slotHash[:]), true)
+	v, err := fr.find(a.Acc.Storage, hashkey.AppendNibbles(nb[:0], slotHash[:]), true)
 	if v != nil {
 		x.SetBytes(v.Value)
 	}
@@ -169,57 +169,57 @@ func (tx *Tx) Storage(addrHash, slotHash hashkey.Hash) (uint256.Int, error) {
 
 // StateRoot returns the state root of this frame, recomputing only the paths its
 // writes (and its unpersisted ancestors' writes) made dirty.
-func (tx *Tx) StateRoot() (hashkey.Hash, error) { return tx.Hash() }
+func (fr *Frame) StateRoot() (hashkey.Hash, error) { return fr.lockedHash() }
 
 // StorageRoot returns the storage root of the account at addrHash (the empty root
 // for an account without storage or an absent account).
-func (tx *Tx) StorageRoot(addrHash hashkey.Hash) (hashkey.Hash, error) {
-	unlock := tx.lockForHash()
+func (fr *Frame) StorageRoot(addrHash hashkey.Hash) (hashkey.Hash, error) {
+	unlock := fr.lockForHash()
 	defer unlock()
-	if err := tx.check(false); err != nil {
+	if err := fr.check(false); err != nil {
 		return hashkey.Hash{}, err
 	}
-	a, err := tx.findAccount(addrHash)
+	a, err := fr.findAccount(addrHash)
 	if a == nil || err != nil || a.Acc.Storage == vertex.NoID {
 		return hashkey.EmptyRoot, err
 	}
-	if _, err := tx.need(a.Acc.Storage); err != nil {
+	if _, err := fr.need(a.Acc.Storage); err != nil {
 		return hashkey.Hash{}, err
 	}
-	k, err := tx.rootKey(a.Acc.Storage)
+	k, err := fr.rootKey(a.Acc.Storage)
 	return k.Hash(), err
 }
 
 // AccountProof returns the EIP-1186 account proof of addrHash: the RLP nodes of
 // the account trie from the root to the account (or to where its path ends).
-func (tx *Tx) AccountProof(addrHash hashkey.Hash) ([][]byte, error) {
-	unlock := tx.lockForHash()
+func (fr *Frame) AccountProof(addrHash hashkey.Hash) ([][]byte, error) {
+	unlock := fr.lockForHash()
 	defer unlock()
-	if err := tx.check(false); err != nil {
+	if err := fr.check(false); err != nil {
 		return nil, err
 	}
-	return tx.proveAt(vertex.RootID, hashkey.AppendNibbles(nil, addrHash[:]))
+	return fr.proveAt(vertex.RootID, hashkey.AppendNibbles(nil, addrHash[:]))
 }
 
 // StorageProof returns the EIP-1186 storage proof of slotHash in the storage trie
 // of the account at addrHash; empty when the account has no storage (its storage
 // root is then the empty root, which VerifyProof accepts as proof of absence).
-func (tx *Tx) StorageProof(addrHash, slotHash hashkey.Hash) ([][]byte, error) {
-	unlock := tx.lockForHash()
+func (fr *Frame) StorageProof(addrHash, slotHash hashkey.Hash) ([][]byte, error) {
+	unlock := fr.lockForHash()
 	defer unlock()
-	if err := tx.check(false); err != nil {
+	if err := fr.check(false); err != nil {
 		return nil, err
 	}
-	a, err := tx.findAccount(addrHash)
+	a, err := fr.findAccount(addrHash)
 	if a == nil || err != nil || a.Acc.Storage == vertex.NoID {
 		return nil, err
 	}
-	return tx.proveAt(a.Acc.Storage, hashkey.AppendNibbles(nil, slotHash[:]))
+	return fr.proveAt(a.Acc.Storage, hashkey.AppendNibbles(nil, slotHash[:]))
 }
 
-func (tx *Tx) findAccount(addrHash hashkey.Hash) (*vertex.Vertex, error) {
+func (fr *Frame) findAccount(addrHash hashkey.Hash) (*vertex.Vertex, error) {
 	var nb [64]byte
-	v, err := tx.find(vertex.RootID, hashkey.AppendNibbles(nb[:0], addrHash[:]), false)
+	v, err := fr.find(vertex.RootID, hashkey.AppendNibbles(nb[:0], addrHash[:]), false)
 	if v != nil && v.Payload != vertex.AccountPayload {
 		return nil, vertexError(vertex.RootID, errors.New("state trie holds a non-account value"))
 	}
@@ -237,12 +237,12 @@ type pathStep struct {
 // accountPath reads the vertices from the root to the account at addrHash into
 // steps and returns how many there are (the last is the account's leaf), or
 // ErrNoAccount. It writes nothing.
-func (tx *Tx) accountPath(addrHash hashkey.Hash, steps *[65]pathStep) (int, error) {
+func (fr *Frame) accountPath(addrHash hashkey.Hash, steps *[65]pathStep) (int, error) {
 	var nb [64]byte
 	path := hashkey.AppendNibbles(nb[:0], addrHash[:])
 	id := vertex.RootID
 	for i := range steps {
-		v, err := tx.lookup(id, i > 0)
+		v, err := fr.lookup(id, i > 0)
 		if err != nil {
 			return 0, err
 		}

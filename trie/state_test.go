@@ -144,23 +144,23 @@ func fxDecodeAccount(t testing.TB, b []byte) (nonce uint64, balance uint256.Int,
 
 // fxProofState builds a base of 300 accounts (persisted) and a frame on it with
 // updates, a new account with 200 slots, a deleted account and deleted slots.
-func fxProofState(t *testing.T, db *trie.DB) (*trie.Tx, fxModel) {
+func fxProofState(t *testing.T, db *trie.DB) (*trie.Frame, fxModel) {
 	t.Helper()
 	m := fxGenesis(t, db, 300)
-	tx := db.Begin()
+	fr := db.Begin()
 	for i := 0; i < 300; i += 11 {
 		acc := fxAcc(uint64(i)*2, 1)
 		acc.Balance.Lsh(uint256.NewInt(uint64(i)+1), 70) // balances over 64 bits
-		fxUpdate(t, tx, m, fxAddr(i), acc)
+		fxUpdate(t, fr, m, fxAddr(i), acc)
 	}
-	fxUpdate(t, tx, m, fxAddr(1000), trie.Account{Nonce: 1, CodeHash: hashkey.Keccak256([]byte("code"))})
+	fxUpdate(t, fr, m, fxAddr(1000), trie.Account{Nonce: 1, CodeHash: hashkey.Keccak256([]byte("code"))})
 	for s := 0; s < 200; s++ {
-		fxSet(t, tx, m, fxAddr(1000), fxSlot(s), uint64(s)*uint64(s)+1)
+		fxSet(t, fr, m, fxAddr(1000), fxSlot(s), uint64(s)*uint64(s)+1)
 	}
-	fxSet(t, tx, m, fxAddr(1000), fxSlot(7), 0)
-	fxSet(t, tx, m, fxAddr(10), fxSlot(0), 0)
-	fxDelete(t, tx, m, fxAddr(20))
-	return tx, m
+	fxSet(t, fr, m, fxAddr(1000), fxSlot(7), 0)
+	fxSet(t, fr, m, fxAddr(10), fxSlot(0), 0)
+	fxDelete(t, fr, m, fxAddr(20))
+	return fr, m
 }
 
 // TestStateProofs: AccountProof verifies against StateRoot to the account's RLP
@@ -169,12 +169,12 @@ func fxProofState(t *testing.T, db *trie.DB) (*trie.Tx, fxModel) {
 func TestStateProofs(t *testing.T) {
 	fxEach(t, func(t *testing.T, f vertex.Format, st *fxStore) {
 		db := st.open(t, f, 0)
-		tx, m := fxProofState(t, db)
-		root := fxCheckRoot(t, tx, f, m, "proof state")
+		fr, m := fxProofState(t, db)
+		root := fxCheckRoot(t, fr, f, m, "proof state")
 		absentSlots := []hashkey.Hash{fxSlot(7), fxSlot(5000), fxSlot(5001)}
 		for _, addr := range slices.SortedFunc(maps.Keys(m), fxCmp) {
 			a := m[addr]
-			proof, err := tx.AccountProof(addr)
+			proof, err := fr.AccountProof(addr)
 			if err != nil {
 				t.Fatalf("AccountProof: %v", err)
 			}
@@ -190,7 +190,7 @@ func TestStateProofs(t *testing.T) {
 			if nonce != want.Nonce || balance != want.Balance || code != want.CodeHash {
 				t.Fatalf("account %v: proven [%d %v %v], want %+v", addr, nonce, &balance, code, want)
 			}
-			gotSR, err := tx.StorageRoot(addr)
+			gotSR, err := fr.StorageRoot(addr)
 			if err != nil || sroot != gotSR || sroot != fxOracleStorageRoot(t, a.slots) {
 				t.Fatalf("account %v: proven storage root %v, StorageRoot %v (%v), oracle %v", addr, sroot, gotSR, err, fxOracleStorageRoot(t, a.slots))
 			}
@@ -198,7 +198,7 @@ func TestStateProofs(t *testing.T) {
 				t.Fatalf("account %v: proven value %x is not the canonical RLP %x", addr, val, fxAccountRLP(a.acc, sroot))
 			}
 			for slot, v := range a.slots {
-				sp, err := tx.StorageProof(addr, slot)
+				sp, err := fr.StorageProof(addr, slot)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -211,7 +211,7 @@ func TestStateProofs(t *testing.T) {
 				if _, ok := a.slots[slot]; ok {
 					continue
 				}
-				sp, err := tx.StorageProof(addr, slot)
+				sp, err := fr.StorageProof(addr, slot)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -224,27 +224,27 @@ func TestStateProofs(t *testing.T) {
 			}
 		}
 		for _, addr := range []hashkey.Hash{fxAddr(20), fxAddr(9999), fxAddr(10000), fxAddr(10001)} {
-			proof, err := tx.AccountProof(addr)
+			proof, err := fr.AccountProof(addr)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if val, err := trie.VerifyProof(root, addr[:], proof); val != nil || err != nil {
 				t.Fatalf("absent account %v: proven %x, %v; want nil, nil", addr, val, err)
 			}
-			if sr, err := tx.StorageRoot(addr); sr != hashkey.EmptyRoot || err != nil {
+			if sr, err := fr.StorageRoot(addr); sr != hashkey.EmptyRoot || err != nil {
 				t.Fatalf("absent account %v: StorageRoot %v, %v", addr, sr, err)
 			}
-			sp, err := tx.StorageProof(addr, fxSlot(0))
+			sp, err := fr.StorageProof(addr, fxSlot(0))
 			if err != nil || len(sp) != 0 {
 				t.Fatalf("absent account %v: storage proof of %d nodes, %v", addr, len(sp), err)
 			}
 		}
 		// A persisted state proves the same.
-		if err := db.Persist(tx, 2); err != nil {
+		if err := db.Persist(fr, 2); err != nil {
 			t.Fatal(err)
 		}
 		fresh := db.Begin()
-		p1, _ := tx.AccountProof(fxAddr(1000))
+		p1, _ := fr.AccountProof(fxAddr(1000))
 		p2, err := fresh.AccountProof(fxAddr(1000))
 		if err != nil || len(p1) != len(p2) {
 			t.Fatalf("proof after persist: %d nodes (%v), before %d", len(p2), err, len(p1))
@@ -262,13 +262,13 @@ func TestStateProofs(t *testing.T) {
 func TestStateProofsTampered(t *testing.T) {
 	fxEachMem(t, func(t *testing.T, f vertex.Format) {
 		db := (&fxStore{name: "memory", mem: trie.NewMemoryBackend()}).open(t, f, 0)
-		tx, m := fxProofState(t, db)
-		root, err := tx.StateRoot()
+		fr, m := fxProofState(t, db)
+		root, err := fr.StateRoot()
 		if err != nil {
 			t.Fatal(err)
 		}
 		addr := fxAddr(1000)
-		sroot, _ := tx.StorageRoot(addr)
+		sroot, _ := fr.StorageRoot(addr)
 		slot := fxSlot(3)
 		cases := []struct {
 			name  string
@@ -276,8 +276,8 @@ func TestStateProofsTampered(t *testing.T) {
 			key   []byte
 			proof func() ([][]byte, error)
 		}{
-			{"account", root, addr[:], func() ([][]byte, error) { return tx.AccountProof(addr) }},
-			{"slot", sroot, slot[:], func() ([][]byte, error) { return tx.StorageProof(addr, slot) }},
+			{"account", root, addr[:], func() ([][]byte, error) { return fr.AccountProof(addr) }},
+			{"slot", sroot, slot[:], func() ([][]byte, error) { return fr.StorageProof(addr, slot) }},
 		}
 		for _, c := range cases {
 			proof, err := c.proof()
@@ -322,8 +322,8 @@ func TestStateProofsTampered(t *testing.T) {
 			bad("another key", proof, c.root, other[:])
 		}
 		// A proof of the previous state does not verify against the new root.
-		old, _ := tx.AccountProof(fxAddr(0))
-		child := tx.Begin()
+		old, _ := fr.AccountProof(fxAddr(0))
+		child := fr.Begin()
 		fxUpdate(t, child, m, fxAddr(0), fxAcc(12345, 1))
 		newRoot, _ := child.StateRoot()
 		if got, err := trie.VerifyProof(newRoot, fxAddr(0).Bytes(), old); err == nil {
@@ -337,12 +337,12 @@ func TestStateProofsTampered(t *testing.T) {
 func TestStateProofsSmall(t *testing.T) {
 	fxEachMem(t, func(t *testing.T, f vertex.Format) {
 		db := (&fxStore{name: "memory", mem: trie.NewMemoryBackend()}).open(t, f, 0)
-		tx := db.Begin()
-		root, err := tx.StateRoot()
+		fr := db.Begin()
+		root, err := fr.StateRoot()
 		if err != nil || root != hashkey.EmptyRoot {
 			t.Fatalf("empty state root %v, %v", root, err)
 		}
-		p, err := tx.AccountProof(fxAddr(0))
+		p, err := fr.AccountProof(fxAddr(0))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -350,19 +350,19 @@ func TestStateProofsSmall(t *testing.T) {
 			t.Fatalf("empty state: %x, %v", v, err)
 		}
 		m := fxModel{}
-		fxUpdate(t, tx, m, fxAddr(0), fxAcc(1, 2))
-		fxSet(t, tx, m, fxAddr(0), fxSlot(0), 3)
-		root = fxCheckRoot(t, tx, f, m, "one account")
-		p, _ = tx.AccountProof(fxAddr(0))
+		fxUpdate(t, fr, m, fxAddr(0), fxAcc(1, 2))
+		fxSet(t, fr, m, fxAddr(0), fxSlot(0), 3)
+		root = fxCheckRoot(t, fr, f, m, "one account")
+		p, _ = fr.AccountProof(fxAddr(0))
 		if len(p) != 1 {
 			t.Fatalf("single-account proof has %d nodes, want 1 (the root leaf)", len(p))
 		}
 		v, err := trie.VerifyProof(root, fxAddr(0).Bytes(), p)
-		sr, _ := tx.StorageRoot(fxAddr(0))
+		sr, _ := fr.StorageRoot(fxAddr(0))
 		if err != nil || !bytes.Equal(v, fxAccountRLP(m[fxAddr(0)].acc, sr)) {
 			t.Fatalf("single account: %x, %v", v, err)
 		}
-		sp, _ := tx.StorageProof(fxAddr(0), fxSlot(0))
+		sp, _ := fr.StorageProof(fxAddr(0), fxSlot(0))
 		if v, err := trie.VerifyProof(sr, fxSlot(0).Bytes(), sp); err != nil || !bytes.Equal(v, []byte{3}) {
 			t.Fatalf("single slot: %x, %v", v, err)
 		}
@@ -378,7 +378,7 @@ func TestStateProofsSmall(t *testing.T) {
 func TestStateIteratorsFrames(t *testing.T) {
 	fxEach(t, func(t *testing.T, f vertex.Format, st *fxStore) {
 		db := st.open(t, f, 0)
-		tx, m := fxProofState(t, db)
+		fr, m := fxProofState(t, db)
 		keys := slices.SortedFunc(maps.Keys(m), fxCmp)
 		for _, start := range []hashkey.Hash{{}, keys[len(keys)/2], fxAddr(77777)} {
 			var want []hashkey.Hash
@@ -388,7 +388,7 @@ func TestStateIteratorsFrames(t *testing.T) {
 				}
 			}
 			var got []hashkey.Hash
-			it := tx.Accounts(start)
+			it := fr.Accounts(start)
 			for it.Next() {
 				h := it.Hash()
 				got = append(got, h)
@@ -418,7 +418,7 @@ func TestStateIteratorsFrames(t *testing.T) {
 				want = slices.SortedFunc(maps.Keys(a.slots), fxCmp)
 			}
 			var got []hashkey.Hash
-			it := tx.StorageSlots(addr, hashkey.Hash{})
+			it := fr.StorageSlots(addr, hashkey.Hash{})
 			for it.Next() {
 				v := it.Value()
 				if w := m[addr].slots[it.Hash()]; v != w {
@@ -433,11 +433,11 @@ func TestStateIteratorsFrames(t *testing.T) {
 				t.Fatalf("StorageSlots(%v): %d slots, want %d", addr, len(got), len(want))
 			}
 		}
-		tx.Rollback()
-		if it := tx.Accounts(hashkey.Hash{}); it.Next() || !errors.Is(it.Err(), trie.ErrStale) {
+		fr.Rollback()
+		if it := fr.Accounts(hashkey.Hash{}); it.Next() || !errors.Is(it.Err(), trie.ErrStale) {
 			t.Fatalf("Accounts on a rolled-back frame: %v", it.Err())
 		}
-		if it := tx.StorageSlots(fxAddr(1000), hashkey.Hash{}); it.Next() || !errors.Is(it.Err(), trie.ErrStale) {
+		if it := fr.StorageSlots(fxAddr(1000), hashkey.Hash{}); it.Next() || !errors.Is(it.Err(), trie.ErrStale) {
 			t.Fatalf("StorageSlots on a rolled-back frame: %v", it.Err())
 		}
 	})

@@ -121,16 +121,16 @@ func stateSampleStep(t *testing.T) int {
 	return 1
 }
 
-// applyState writes every account and non-zero slot of s into tx.
-func applyState(tx *trie.Tx, s *stateInput) error {
+// applyState writes every account and non-zero slot of s into fr.
+func applyState(fr *trie.Frame, s *stateInput) error {
 	for i := range s.accounts {
 		a := &s.accounts[i]
-		if err := tx.UpdateAccount(a.addrHash, a.acc); err != nil {
+		if err := fr.UpdateAccount(a.addrHash, a.acc); err != nil {
 			return fmt.Errorf("UpdateAccount(%x = keccak(%x)): %w", a.addrHash, a.addr, err)
 		}
 		for j := range a.storage {
 			sl := &a.storage[j]
-			if err := tx.UpdateStorage(a.addrHash, sl.slotHash, &sl.value); err != nil {
+			if err := fr.UpdateStorage(a.addrHash, sl.slotHash, &sl.value); err != nil {
 				return fmt.Errorf("UpdateStorage(account %x, slot %x = keccak(%x), %v): %w", a.addr, sl.slotHash, sl.slot, &sl.value, err)
 			}
 		}
@@ -138,9 +138,9 @@ func applyState(tx *trie.Tx, s *stateInput) error {
 	return nil
 }
 
-// applyTransition turns state from (already in tx) into state to: slots and
+// applyTransition turns state from (already in fr) into state to: slots and
 // accounts of from that to lacks are zeroed and deleted, everything of to written.
-func applyTransition(tx *trie.Tx, from, to *stateInput) error {
+func applyTransition(fr *trie.Frame, from, to *stateInput) error {
 	toAcc := map[[20]byte]*accountInput{}
 	for i := range to.accounts {
 		toAcc[to.accounts[i].addr] = &to.accounts[i]
@@ -157,18 +157,18 @@ func applyTransition(tx *trie.Tx, from, to *stateInput) error {
 		}
 		for _, sl := range a.storage {
 			if !keep[sl.slot] {
-				if err := tx.UpdateStorage(a.addrHash, sl.slotHash, &zero); err != nil {
+				if err := fr.UpdateStorage(a.addrHash, sl.slotHash, &zero); err != nil {
 					return fmt.Errorf("UpdateStorage(account %x, slot %x, 0): %w", a.addr, sl.slot, err)
 				}
 			}
 		}
 		if b == nil {
-			if err := tx.DeleteAccount(a.addrHash); err != nil {
+			if err := fr.DeleteAccount(a.addrHash); err != nil {
 				return fmt.Errorf("DeleteAccount(%x): %w", a.addr, err)
 			}
 		}
 	}
-	return applyState(tx, to)
+	return applyState(fr, to)
 }
 
 // stateBackend is one of the backends the state test runs on.
@@ -269,23 +269,23 @@ func TestStateRoots(t *testing.T) {
 					}
 					bad := &mismatches{what: what}
 					for _, s := range states {
-						tx := db.Begin()
-						if err := applyState(tx, s); err != nil {
-							tx.Rollback()
+						fr := db.Begin()
+						if err := applyState(fr, s); err != nil {
+							fr.Rollback()
 							bad.add(t, s, err.Error())
 							continue
 						}
-						got, err := tx.StateRoot()
-						tx.Rollback()
+						got, err := fr.StateRoot()
+						fr.Rollback()
 						if err != nil {
-							bad.add(t, s, "tx.StateRoot: "+err.Error())
+							bad.add(t, s, "fr.StateRoot: "+err.Error())
 						} else if got != s.root {
 							bad.add(t, s, fmt.Sprintf("state root mismatch: got %v, want %v", got, s.root))
 						}
 					}
 					bad.report(t, len(states))
 					if r, err := db.StateRoot(); err != nil || r != hashkey.EmptyRoot {
-						t.Errorf("%s: after rolling back every tx, StateRoot = %v, %v; want the empty root", what, r, err)
+						t.Errorf("%s: after rolling back every fr, StateRoot = %v, %v; want the empty root", what, r, err)
 					}
 					t.Logf("%s: %d states in %v", what, len(states), time.Since(start).Round(time.Millisecond))
 				})
@@ -350,27 +350,27 @@ func persistPair(t *testing.T, be stateBackend, f vertex.Format, from, to *state
 	}
 	defer func() { db.Close(); b.Close() }()
 
-	tx := db.Begin()
-	if err := applyState(tx, from); err != nil {
-		tx.Rollback()
+	fr := db.Begin()
+	if err := applyState(fr, from); err != nil {
+		fr.Rollback()
 		return fmt.Sprintf("base %v: %v", from, err)
 	}
-	if err := db.Persist(tx, 1); err != nil {
+	if err := db.Persist(fr, 1); err != nil {
 		return fmt.Sprintf("base %v: Persist(block 1): %v", from, err)
 	}
 	if r, err := db.StateRoot(); err != nil || r != from.root {
 		fail("base %v persisted at block 1: db.StateRoot = %v, %v; want %v", from, r, err, from.root)
 	}
 
-	tx = db.Begin()
-	if err := applyTransition(tx, from, to); err != nil {
-		tx.Rollback()
+	fr = db.Begin()
+	if err := applyTransition(fr, from, to); err != nil {
+		fr.Rollback()
 		return fmt.Sprintf("transition from %v: %v", from, err)
 	}
-	if r, err := tx.StateRoot(); err != nil || r != to.root {
-		fail("after the transition from %v: tx.StateRoot = %v, %v; want %v", from, r, err, to.root)
+	if r, err := fr.StateRoot(); err != nil || r != to.root {
+		fail("after the transition from %v: fr.StateRoot = %v, %v; want %v", from, r, err, to.root)
 	}
-	if err := db.Persist(tx, 2); err != nil {
+	if err := db.Persist(fr, 2); err != nil {
 		return strings.Join(append(msgs, fmt.Sprintf("Persist(block 2): %v", err)), "; ")
 	}
 	if r, err := db.StateRoot(); err != nil || r != to.root {
@@ -387,11 +387,11 @@ func persistPair(t *testing.T, be stateBackend, f vertex.Format, from, to *state
 		if r, err := db.StateRoot(); err != nil || r != to.root {
 			fail("after reopening: db.StateRoot = %v, %v; want %v", r, err, to.root)
 		}
-		tx := db.Begin()
-		if r, err := tx.StateRoot(); err != nil || r != to.root {
-			fail("after reopening: fresh tx.StateRoot = %v, %v; want %v", r, err, to.root)
+		fr := db.Begin()
+		if r, err := fr.StateRoot(); err != nil || r != to.root {
+			fail("after reopening: fresh fr.StateRoot = %v, %v; want %v", r, err, to.root)
 		}
-		tx.Rollback()
+		fr.Rollback()
 	}
 	return strings.Join(msgs, "; ")
 }
@@ -426,16 +426,16 @@ func TestStateRootsChain(t *testing.T) {
 							break
 						}
 						block := uint64(s.index + 1)
-						tx := db.Begin()
-						if err := applyTransition(tx, prev, s); err != nil {
-							tx.Rollback()
+						fr := db.Begin()
+						if err := applyTransition(fr, prev, s); err != nil {
+							fr.Rollback()
 							bad.add(t, s, fmt.Sprintf("transition from %v: %v", prev, err))
 							continue // the DB still holds prev
 						}
-						if r, err := tx.StateRoot(); err != nil || r != s.root {
-							bad.add(t, s, fmt.Sprintf("transition from %v: tx.StateRoot = %v, %v; want %v", prev, r, err, s.root))
+						if r, err := fr.StateRoot(); err != nil || r != s.root {
+							bad.add(t, s, fmt.Sprintf("transition from %v: fr.StateRoot = %v, %v; want %v", prev, r, err, s.root))
 						}
-						if err := db.Persist(tx, block); err != nil {
+						if err := db.Persist(fr, block); err != nil {
 							bad.add(t, s, fmt.Sprintf("Persist(block %d): %v", block, err))
 							t.FailNow() // the DB's state is unknown now
 						}
@@ -460,14 +460,14 @@ func TestStateRootsChain(t *testing.T) {
 							t.Fatalf("%s: after reopening, db.StateRoot = %v, %v; want %v (%v)", what, r, err, prev.root, prev)
 						}
 					}
-					tx := db.Begin()
-					if err := applyTransition(tx, prev, empty); err != nil {
+					fr := db.Begin()
+					if err := applyTransition(fr, prev, empty); err != nil {
 						t.Fatalf("%s: deleting every account of %v: %v", what, prev, err)
 					}
-					if r, err := tx.StateRoot(); err != nil || r != hashkey.EmptyRoot {
-						t.Errorf("%s: after deleting every account and slot of %v: tx.StateRoot = %v, %v; want the empty root %v", what, prev, r, err, hashkey.EmptyRoot)
+					if r, err := fr.StateRoot(); err != nil || r != hashkey.EmptyRoot {
+						t.Errorf("%s: after deleting every account and slot of %v: fr.StateRoot = %v, %v; want the empty root %v", what, prev, r, err, hashkey.EmptyRoot)
 					}
-					if err := db.Persist(tx, uint64(limit+1)); err != nil {
+					if err := db.Persist(fr, uint64(limit+1)); err != nil {
 						t.Fatalf("%s: Persist of the emptied state: %v", what, err)
 					}
 					if r, err := db.StateRoot(); err != nil || r != hashkey.EmptyRoot {

@@ -18,8 +18,8 @@ type hexSide struct {
 	format vertex.Format
 	store  *rocks.Store
 	db     *trie.DB
-	tip    *trie.Tx // the last block's frame
-	cur    *trie.Tx // the frame of the block in progress
+	tip    *trie.Frame // the last block's frame
+	cur    *trie.Frame // the frame of the block in progress
 	w      *workload
 	before rocks.BlockStats
 	stream bool              // build with a StateLoader

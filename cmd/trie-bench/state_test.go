@@ -262,7 +262,7 @@ func (g *stateGen) block(o *stateOracle) []stateOp {
 	return out
 }
 
-func applyState(tx *trie.Tx, o *stateOracle, ops []stateOp) error {
+func applyState(tx *trie.Frame, o *stateOracle, ops []stateOp) error {
 	for i, op := range ops {
 		var err error
 		switch op.what {
@@ -293,8 +293,8 @@ func applyState(tx *trie.Tx, o *stateOracle, ops []stateOp) error {
 	return nil
 }
 
-// stateReader is what checkState reads from: a Tx.
-type stateReader = *trie.Tx
+// stateReader is what checkState reads from: a frame.
+type stateReader = *trie.Frame
 
 // checkState compares tx with the oracle: state root, accounts, storage roots,
 // storage values, and account and storage proofs verified crosswise.
@@ -439,9 +439,9 @@ func runState(t *testing.T, v stateVariant, seed uint64, blocks int) error {
 	if err != nil {
 		return err
 	}
-	var tip *trie.Tx // nil: the persisted base
+	var tip *trie.Frame // nil: the persisted base
 	tipPersisted := false
-	begin := func() *trie.Tx {
+	begin := func() *trie.Frame {
 		if tip == nil {
 			return db.Begin()
 		}

@@ -14,17 +14,17 @@ const (
 	dropped                   // rolled back: stale
 )
 
-// Tx is a frame: one block's changes on top of a parent frame (or of the persisted
+// Frame is a frame: one block's changes on top of a parent frame (or of the persisted
 // base). Frames form a tree, one per block, so forks can be kept side by side;
 // reads fall through to the parent and then to the database. A frame holds only
 // the vertices it changed, so its memory is proportional to its changes.
 //
-// A Tx is not safe for concurrent use by several goroutines, but different frames
+// A Frame is not safe for concurrent use by several goroutines, but different frames
 // may be used concurrently. A frame is sealed (read-only) once a child frame has
 // begun on it or it has been persisted.
-type Tx struct {
+type Frame struct {
 	db      *DB
-	parent  *Tx
+	parent  *Frame
 	vtx     frameStore // the vertices this frame changed
 	alloc   vertex.Allocator
 	state   frameState
@@ -36,73 +36,73 @@ type Tx struct {
 	writes  int              // writes since the last hash, to choose parallel hashing
 }
 
-func newFrame(db *DB, parent *Tx, alloc vertex.Allocator) *Tx {
-	tx := &Tx{db: db, parent: parent, vtx: newFrameStore(alloc.Top + 1), alloc: alloc}
-	tx.h.tx = tx
-	return tx
+func newFrame(db *DB, parent *Frame, alloc vertex.Allocator) *Frame {
+	fr := &Frame{db: db, parent: parent, vtx: newFrameStore(alloc.Top + 1), alloc: alloc}
+	fr.h.fr = fr
+	return fr
 }
 
-// Begin starts a child frame of tx (the next block). tx is sealed from now on.
+// Begin starts a child frame of fr (the next block). fr is sealed from now on.
 //
-// tx's hash keys are brought up to date first (a no-op when its root was
+// fr's hash keys are brought up to date first (a no-op when its root was
 // computed, as a client does for every block): a sealed frame's keys cannot be
 // stored in it later, so a child hashing them would have to copy the parent's
 // changed vertices into itself, and every other child would do the same work.
-func (tx *Tx) Begin() *Tx {
-	tx.db.mu.Lock()
-	defer tx.db.mu.Unlock()
-	if tx.check(false) == nil && !tx.sealed {
-		tx.rootKey(vertex.RootID) // an error here surfaces again in the child
+func (fr *Frame) Begin() *Frame {
+	fr.db.mu.Lock()
+	defer fr.db.mu.Unlock()
+	if fr.check(false) == nil && !fr.sealed {
+		fr.rootKey(vertex.RootID) // an error here surfaces again in the child
 	}
-	tx.sealed = true
-	return newFrame(tx.db, tx, tx.alloc)
+	fr.sealed = true
+	return newFrame(fr.db, fr, fr.alloc)
 }
 
 // Rollback drops the frame and its changes. Frames begun on it turn stale.
-func (tx *Tx) Rollback() {
-	tx.db.mu.Lock()
-	defer tx.db.mu.Unlock()
-	if tx.state == live && tx != tx.db.base {
-		tx.state = dropped
-		tx.vtx = frameStore{}
+func (fr *Frame) Rollback() {
+	fr.db.mu.Lock()
+	defer fr.db.mu.Unlock()
+	if fr.state == live && fr != fr.db.base {
+		fr.state = dropped
+		fr.vtx = frameStore{}
 	}
 }
 
-// check returns the error that keeps tx from being read (write: or written). A
+// check returns the error that keeps fr from being read (write: or written). A
 // write also counts towards the choice of parallel hashing.
-func (tx *Tx) check(write bool) error {
-	if tx.db.closed {
+func (fr *Frame) check(write bool) error {
+	if fr.db.closed {
 		return ErrClosed
 	}
-	for f := tx; f != nil; f = f.parent {
+	for f := fr; f != nil; f = f.parent {
 		if f.state != live {
 			return ErrStale
 		}
 	}
 	if write {
-		if tx.sealed {
+		if fr.sealed {
 			return ErrSealed
 		}
-		tx.writes++
+		fr.writes++
 	}
 	return nil
 }
 
 // get returns vertex id as this frame sees it, or nil when there is none.
-func (tx *Tx) get(id vertex.ID) (*vertex.Vertex, error) {
-	for f := tx; f != nil; f = f.parent {
+func (fr *Frame) get(id vertex.ID) (*vertex.Vertex, error) {
+	for f := fr; f != nil; f = f.parent {
 		if v, ok := f.vtx.lookup(id); ok {
 			return v, nil
 		}
 	}
-	return tx.db.load(id)
+	return fr.db.load(id)
 }
 
 // need returns vertex id, which something refers to (a branch slot, an account's
 // storage root) and which therefore must exist: its absence is corruption
 // (ErrMissingVertex), not an empty trie.
-func (tx *Tx) need(id vertex.ID) (*vertex.Vertex, error) {
-	v, err := tx.get(id)
+func (fr *Frame) need(id vertex.ID) (*vertex.Vertex, error) {
+	v, err := fr.get(id)
 	if err == nil && v == nil {
 		err = vertexError(id, ErrMissingVertex)
 	}
@@ -111,23 +111,23 @@ func (tx *Tx) need(id vertex.ID) (*vertex.Vertex, error) {
 
 // lookup is need when must is set and get otherwise (the root of a trie, which
 // may be empty).
-func (tx *Tx) lookup(id vertex.ID, must bool) (*vertex.Vertex, error) {
+func (fr *Frame) lookup(id vertex.ID, must bool) (*vertex.Vertex, error) {
 	if must {
-		return tx.need(id)
+		return fr.need(id)
 	}
-	return tx.get(id)
+	return fr.get(id)
 }
 
-// own returns a version of v (vertex id as seen by tx) that tx may change: v
-// itself when tx already holds it, a clone registered in tx otherwise. The clone's
+// own returns a version of v (vertex id as seen by fr) that fr may change: v
+// itself when fr already holds it, a clone registered in fr otherwise. The clone's
 // key is void: it is about to change.
-func (tx *Tx) own(id vertex.ID, v *vertex.Vertex) *vertex.Vertex {
-	if cur, _ := tx.vtx.lookup(id); cur == v {
+func (fr *Frame) own(id vertex.ID, v *vertex.Vertex) *vertex.Vertex {
+	if cur, _ := fr.vtx.lookup(id); cur == v {
 		v.Key = hashkey.Key{}
 		return v
 	}
-	c := tx.clone(v)
-	tx.vtx.set(id, c)
+	c := fr.clone(v)
+	fr.vtx.set(id, c)
 	return c
 }
 
@@ -144,22 +144,22 @@ func take[T any](slab *[]T, n int) *T {
 }
 
 // newVertex returns a zero vertex from the frame's slab.
-func (tx *Tx) newVertex() *vertex.Vertex { return take(&tx.slab, 64) }
+func (fr *Frame) newVertex() *vertex.Vertex { return take(&fr.slab, 64) }
 
 // newAccount returns a zero account from the frame's slab.
-func (tx *Tx) newAccount() *vertex.Account { return take(&tx.accSlab, 32) }
+func (fr *Frame) newAccount() *vertex.Account { return take(&fr.accSlab, 32) }
 
 // clone returns a slab-allocated copy of v with a void key (see vertex.Clone).
-func (tx *Tx) clone(v *vertex.Vertex) *vertex.Vertex {
-	c := tx.newVertex()
+func (fr *Frame) clone(v *vertex.Vertex) *vertex.Vertex {
+	c := fr.newVertex()
 	v.CloneInto(c)
 	c.Key = hashkey.Key{}
 	return c
 }
 
 // newLeaf returns a new leaf with path and payload p.
-func (tx *Tx) newLeaf(path []byte, p *payload) *vertex.Vertex {
-	v := tx.newVertex()
+func (fr *Frame) newLeaf(path []byte, p *payload) *vertex.Vertex {
+	v := fr.newVertex()
 	v.Kind, v.Path = vertex.Leaf, path
 	p.setOn(v)
 	return v
@@ -167,7 +167,7 @@ func (tx *Tx) newLeaf(path []byte, p *payload) *vertex.Vertex {
 
 // nibbles copies p into the frame's arena: paths of new vertices share a few large
 // allocations instead of taking one each.
-func (tx *Tx) nibbles(p ...[]byte) []byte {
+func (fr *Frame) nibbles(p ...[]byte) []byte {
 	n := 0
 	for _, s := range p {
 		n += len(s)
@@ -175,38 +175,38 @@ func (tx *Tx) nibbles(p ...[]byte) []byte {
 	if n == 0 {
 		return nil
 	}
-	if cap(tx.arena)-len(tx.arena) < n {
-		tx.arena = make([]byte, 0, max(n, 16<<10))
+	if cap(fr.arena)-len(fr.arena) < n {
+		fr.arena = make([]byte, 0, max(n, 16<<10))
 	}
-	start := len(tx.arena)
+	start := len(fr.arena)
 	for _, s := range p {
-		tx.arena = append(tx.arena, s...)
+		fr.arena = append(fr.arena, s...)
 	}
-	return tx.arena[start:len(tx.arena):len(tx.arena)]
+	return fr.arena[start:len(fr.arena):len(fr.arena)]
 }
 
 // keyNibbles expands key into nibbles directly in the frame's arena.
-func (tx *Tx) keyNibbles(key []byte) []byte {
+func (fr *Frame) keyNibbles(key []byte) []byte {
 	n := 2 * len(key)
-	if cap(tx.arena)-len(tx.arena) < n {
-		tx.arena = make([]byte, 0, max(n, 16<<10))
+	if cap(fr.arena)-len(fr.arena) < n {
+		fr.arena = make([]byte, 0, max(n, 16<<10))
 	}
-	start := len(tx.arena)
-	tx.arena = hashkey.AppendNibbles(tx.arena, key)
-	return tx.arena[start:len(tx.arena):len(tx.arena)]
+	start := len(fr.arena)
+	fr.arena = hashkey.AppendNibbles(fr.arena, key)
+	return fr.arena[start:len(fr.arena):len(fr.arena)]
 }
 
 // newBranch returns an empty branch with path p, its child slots allocated as the
 // database's format requires.
-func (tx *Tx) newBranch(p []byte) *vertex.Vertex {
-	b := tx.newVertex()
-	initBranch(b, p, tx.db.format, &tx.alloc, nil)
+func (fr *Frame) newBranch(p []byte) *vertex.Vertex {
+	b := fr.newVertex()
+	initBranch(b, p, fr.db.format, &fr.alloc, nil)
 	return b
 }
 
 // addChild marks slot n of branch b used and returns the child's ID: base+n in v2,
 // a fresh ID in v1.
-func (tx *Tx) addChild(b *vertex.Vertex, n byte) vertex.ID { return addChild(b, n, &tx.alloc) }
+func (fr *Frame) addChild(b *vertex.Vertex, n byte) vertex.ID { return addChild(b, n, &fr.alloc) }
 
 // initBranch makes b an empty branch with path p; in format v2 it takes its 16
 // child slots from a, in v1 it gets an empty child array (kids, or a new one
