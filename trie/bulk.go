@@ -162,7 +162,7 @@ func newBulkBuilder(fr *Frame, leaves int) *bulkBuilder {
 	if fr.db.format == vertex.FormatV2 {
 		ids = 6 * leaves
 	}
-	fr.vtx.reserve(ids)
+	fr.vtx.Reserve(ids)
 	return &bulkBuilder{fr: fr, h: hasher{fr: fr}, alloc: fr.alloc, leaves: make([]vertex.Vertex, 0, leaves)}
 }
 
@@ -211,7 +211,7 @@ func (b *bulkBuilder) buildRoot(leaves []bulkLeaf) error {
 		runs[i].top = b.alloc.Top
 		b.alloc.Top += vertex.ID(runs[i].ids)
 	}
-	fr.vtx.extend(b.alloc.Top)
+	fr.vtx.Extend(b.alloc.Top)
 	forEach(len(runs), workers, func(i int) {
 		r := &runs[i]
 		w := &bulkBuilder{fr: fr, h: hasher{fr: fr}, alloc: vertex.Allocator{Top: r.top}}
@@ -384,7 +384,7 @@ func (b *bulkBuilder) addChild(br *vertex.Vertex, n byte) vertex.ID { return add
 // set places v at id: a fresh ID in the slot sized for it (race-free between
 // builders, whose IDs differ), the root through the frame's map.
 func (b *bulkBuilder) set(id vertex.ID, v *vertex.Vertex) {
-	if !b.fr.vtx.setSized(id, v) {
-		b.fr.vtx.set(id, v)
+	if !b.fr.vtx.SetSized(id, v) {
+		b.fr.vtx.Set(id, v)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/hexstate/hexstate/hashkey"
+	"github.com/hexstate/hexstate/trie/internal/reccache"
 	"github.com/hexstate/hexstate/vertex"
 )
 
@@ -41,7 +42,7 @@ type DB struct {
 	format  vertex.Format
 	workers int
 	noChild bool // Options.NoChildKeys
-	cache   *vertexCache
+	cache   *reccache.Cache
 	base    *Frame // the persisted state, as a frame with no changes
 	block   uint64
 	root    hashkey.Hash
@@ -82,7 +83,7 @@ func Open(b Backend, opts *Options) (*DB, error) {
 		format:  a.format,
 		workers: opts.Workers,
 		noChild: opts.NoChildKeys,
-		cache:   newVertexCache(cmpOr(opts.CacheBytes, 256<<20)),
+		cache:   reccache.New(cmpOr(opts.CacheBytes, 256<<20)),
 		block:   a.block,
 		root:    a.root,
 	}
@@ -142,8 +143,19 @@ func (db *DB) Begin() *Frame {
 	return newFrame(db, db.base, db.base.alloc)
 }
 
+// CacheStats reports the vertex cache's use.
+type CacheStats struct {
+	Hits, Misses uint64
+	Entries      int
+	// Bytes is the record bytes the cache holds (including records that a
+	// newer version replaced, until the ring overwrites them). The index adds
+	// about 40 bytes per entry on top.
+	Bytes  int
+	Budget int // the configured bound on Bytes
+}
+
 // CacheStats reports hits, misses and size of the vertex cache.
-func (db *DB) CacheStats() CacheStats { return db.cache.stats() }
+func (db *DB) CacheStats() CacheStats { return CacheStats(db.cache.Stats()) }
 
 // BackendStats reports the reads the backend served.
 func (db *DB) BackendStats() vertex.ReadStats { return db.backend.Stats() }
@@ -163,8 +175,11 @@ func (db *DB) Close() error {
 // load returns persisted vertex id (nil when absent), from the cache or the backend.
 // Each call returns a vertex of its own, decoded from the cached or stored record.
 func (db *DB) load(id vertex.ID) (*vertex.Vertex, error) {
-	decode := func(rec []byte) (*vertex.Vertex, error) { return db.decode(id, rec) }
-	if v, err := db.cache.get(id, decode); v != nil || err != nil {
+	var v *vertex.Vertex
+	if ok, err := db.cache.Get(id, func(rec []byte) (err error) {
+		v, err = db.decode(id, rec)
+		return err
+	}); ok || err != nil {
 		return v, err
 	}
 	rec, err := db.backend.Vertex(id)
@@ -174,11 +189,11 @@ func (db *DB) load(id vertex.ID) (*vertex.Vertex, error) {
 	if rec == nil {
 		return nil, nil
 	}
-	v, err := decode(rec)
+	v, err = db.decode(id, rec)
 	if err != nil {
 		return nil, err
 	}
-	db.cache.put(id, rec)
+	db.cache.Put(id, rec)
 	return v, nil
 }
 
@@ -214,13 +229,13 @@ func (db *DB) decode(id vertex.ID, rec []byte) (*vertex.Vertex, error) {
 // read over its 16 slots when two or more of them are neither in fr's frames nor
 // cached. (A format-v1 branch's children are scattered: they are read one by one.)
 func (db *DB) prefetchChildren(fr *Frame, v *vertex.Vertex) error {
-	if v.Kids != nil || v.Used == 0 || v.Base >= fr.vtx.first {
+	if v.Kids != nil || v.Used == 0 || v.Base >= fr.vtx.First() {
 		return nil // v1, or slots allocated by fr itself: nothing of them is stored
 	}
 	missing := 0
 	for n := 0; n < 16; n++ {
 		id := v.Base + vertex.ID(n)
-		if v.Used&(1<<n) != 0 && !fr.inFrames(id) && !db.cache.contains(id) {
+		if v.Used&(1<<n) != 0 && !fr.inFrames(id) && !db.cache.Contains(id) {
 			missing++
 		}
 	}
@@ -228,8 +243,8 @@ func (db *DB) prefetchChildren(fr *Frame, v *vertex.Vertex) error {
 		return nil
 	}
 	err := db.backend.VertexRange(v.Base, vertex.BranchSlots, func(id vertex.ID, rec []byte) error {
-		if !db.cache.contains(id) { // a cached version may carry keys the record lacks
-			db.cache.put(id, rec) // checked when decoded, like every cached record
+		if !db.cache.Contains(id) { // a cached version may carry keys the record lacks
+			db.cache.Put(id, rec) // checked when decoded, like every cached record
 		}
 		return nil
 	})

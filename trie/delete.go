@@ -28,7 +28,7 @@ func (fr *Frame) remove(id vertex.ID, path []byte, must bool) (bool, error) {
 		if len(rest) != 0 {
 			return false, nil
 		}
-		fr.vtx.set(id, nil)
+		fr.vtx.Set(id, nil)
 		return true, nil
 	}
 	n := -1 // the slot the key goes down, or -1 for the branch's own value
@@ -64,7 +64,7 @@ func (fr *Frame) remove(id vertex.ID, path []byte, must bool) (bool, error) {
 		}
 		b = fr.own(id, v)
 		b.Stale |= 1 << n
-		if c, ok := fr.vtx.lookup(cid); ok && c == nil {
+		if c, ok := fr.vtx.Lookup(cid); ok && c == nil {
 			b.Used &^= 1 << n
 			b.Stale &^= 1 << n
 			if b.Kids != nil {
@@ -85,15 +85,15 @@ func (fr *Frame) collapse(id vertex.ID, b *vertex.Vertex, onlyN int, only *verte
 		leaf := fr.newVertex()
 		leaf.Kind, leaf.Path = vertex.Leaf, b.Path
 		setPayload(leaf, b)
-		fr.vtx.set(id, leaf)
+		fr.vtx.Set(id, leaf)
 	case kids == 0:
-		fr.vtx.set(id, nil)
+		fr.vtx.Set(id, nil)
 	case kids == 1 && !b.HasValue():
 		cid := b.Child(onlyN)
 		m := fr.clone(only)
 		m.Path = fr.nibbles(b.Path, []byte{byte(onlyN)}, only.Path)
-		fr.vtx.set(id, m)
-		fr.vtx.set(cid, nil)
+		fr.vtx.Set(id, m)
+		fr.vtx.Set(cid, nil)
 	}
 }
 

@@ -2,8 +2,14 @@ package trie
 
 import (
 	"github.com/hexstate/hexstate/hashkey"
+	"github.com/hexstate/hexstate/trie/internal/framestore"
 	"github.com/hexstate/hexstate/vertex"
 )
+
+// vertexStore holds the vertices one frame changed.
+type vertexStore = framestore.Store[vertex.Vertex]
+
+func newVertexStore(first vertex.ID) vertexStore { return framestore.New[vertex.Vertex](first) }
 
 // frameState is where a frame stands in the frame tree.
 type frameState uint8
@@ -25,7 +31,7 @@ const (
 type Frame struct {
 	db      *DB
 	parent  *Frame
-	vtx     frameStore // the vertices this frame changed
+	vtx     vertexStore // the vertices this frame changed
 	alloc   vertex.Allocator
 	state   frameState
 	sealed  bool
@@ -37,7 +43,7 @@ type Frame struct {
 }
 
 func newFrame(db *DB, parent *Frame, alloc vertex.Allocator) *Frame {
-	fr := &Frame{db: db, parent: parent, vtx: newFrameStore(alloc.Top + 1), alloc: alloc}
+	fr := &Frame{db: db, parent: parent, vtx: newVertexStore(alloc.Top + 1), alloc: alloc}
 	fr.h.fr = fr
 	return fr
 }
@@ -64,7 +70,7 @@ func (fr *Frame) Rollback() {
 	defer fr.db.mu.Unlock()
 	if fr.state == live && fr != fr.db.base {
 		fr.state = dropped
-		fr.vtx = frameStore{}
+		fr.vtx = vertexStore{}
 	}
 }
 
@@ -91,7 +97,7 @@ func (fr *Frame) check(write bool) error {
 // get returns vertex id as this frame sees it, or nil when there is none.
 func (fr *Frame) get(id vertex.ID) (*vertex.Vertex, error) {
 	for f := fr; f != nil; f = f.parent {
-		if v, ok := f.vtx.lookup(id); ok {
+		if v, ok := f.vtx.Lookup(id); ok {
 			return v, nil
 		}
 	}
@@ -122,12 +128,12 @@ func (fr *Frame) lookup(id vertex.ID, must bool) (*vertex.Vertex, error) {
 // itself when fr already holds it, a clone registered in fr otherwise. The clone's
 // key is void: it is about to change.
 func (fr *Frame) own(id vertex.ID, v *vertex.Vertex) *vertex.Vertex {
-	if cur, _ := fr.vtx.lookup(id); cur == v {
+	if cur, _ := fr.vtx.Lookup(id); cur == v {
 		v.Key = hashkey.Key{}
 		return v
 	}
 	c := fr.clone(v)
-	fr.vtx.set(id, c)
+	fr.vtx.Set(id, c)
 	return c
 }
 

@@ -151,7 +151,7 @@ func TestFrameMemoryProportional(t *testing.T) {
 }
 
 // fiFrameLen is the number of vertices frame fr holds (its changes).
-func fiFrameLen(fr *Frame) int { return fr.vtx.len() }
+func fiFrameLen(fr *Frame) int { return fr.vtx.Len() }
 
 // fiRecords is the number of vertex records in a memory backend.
 func fiRecords(db *DB) int {

@@ -210,13 +210,13 @@ func (h *hasher) remember(id vertex.ID, v *vertex.Vertex, k hashkey.Key, kids *[
 	if v.Kind == vertex.Branch {
 		ck = h.childKeys(v.Used, kids)
 	}
-	if cur, _ := fr.vtx.lookup(id); cur == v {
+	if cur, _ := fr.vtx.Lookup(id); cur == v {
 		// Owned: disjoint sub-tries never share a vertex, so this is race-free.
 		v.Key, v.ChildKeys, v.Stale = k, ck, 0
 		return
 	}
 	if !fr.inFrames(id) {
-		fr.db.cache.setKey(id, v, k, ck) // persisted vertex: cache the key
+		fr.db.cacheKey(id, v, k, ck) // persisted vertex: cache the key
 		return
 	}
 	c := v.Clone()
@@ -225,13 +225,13 @@ func (h *hasher) remember(id vertex.ID, v *vertex.Vertex, k hashkey.Key, kids *[
 		h.pending = append(h.pending, pendingKey{id, c})
 		return
 	}
-	fr.vtx.set(id, c)
+	fr.vtx.Set(id, c)
 }
 
 // inFrames reports whether fr or a parent frame (not the database) holds vertex id.
 func (fr *Frame) inFrames(id vertex.ID) bool {
 	for f := fr; f != nil; f = f.parent {
-		if _, ok := f.vtx.lookup(id); ok {
+		if _, ok := f.vtx.Lookup(id); ok {
 			return true
 		}
 	}

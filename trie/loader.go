@@ -277,7 +277,7 @@ func (l *StateLoader) writeLocked(b *loaderBatch, admin []byte) error {
 	// frame that later takes one of their IDs writes (and re-caches) it before
 	// anything can read it.
 	for _, r := range puts {
-		l.db.cache.put(r.ID, r.Rec)
+		l.db.cache.Put(r.ID, r.Rec)
 	}
 	b.batch = vertex.Batch{Puts: puts[:0]}
 	b.buf = b.buf[:0]

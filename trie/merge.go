@@ -28,7 +28,7 @@ func (fr *Frame) merge(id vertex.ID, path []byte, p *payload, must bool) error {
 		return err
 	}
 	if v == nil {
-		fr.vtx.set(id, fr.newLeaf(fr.nibbles(path), p))
+		fr.vtx.Set(id, fr.newLeaf(fr.nibbles(path), p))
 		return nil
 	}
 	common := commonPrefix(v.Path, path)
@@ -52,7 +52,7 @@ func (fr *Frame) merge(id vertex.ID, path []byte, p *payload, must bool) error {
 			if b.Used&(1<<n) != 0 {
 				return fr.merge(b.Child(int(n)), rest[1:], p, true)
 			}
-			fr.vtx.set(fr.addChild(b, n), fr.newLeaf(fr.nibbles(rest[1:]), p))
+			fr.vtx.Set(fr.addChild(b, n), fr.newLeaf(fr.nibbles(rest[1:]), p))
 			return nil
 		}
 		// A leaf whose key is a strict prefix of the new key: split below.
@@ -63,14 +63,14 @@ func (fr *Frame) merge(id vertex.ID, path []byte, p *payload, must bool) error {
 	} else {
 		o := fr.clone(v)
 		o.Path = v.Path[common+1:]
-		fr.vtx.set(fr.addChild(b, v.Path[common]), o)
+		fr.vtx.Set(fr.addChild(b, v.Path[common]), o)
 	}
 	if common == len(path) {
 		p.setOn(b)
 	} else {
-		fr.vtx.set(fr.addChild(b, path[common]), fr.newLeaf(fr.nibbles(path[common+1:]), p))
+		fr.vtx.Set(fr.addChild(b, path[common]), fr.newLeaf(fr.nibbles(path[common+1:]), p))
 	}
-	fr.vtx.set(id, b)
+	fr.vtx.Set(id, b)
 	return nil
 }
 

@@ -74,7 +74,7 @@ func (fr *Frame) hashChildrenParallel(id vertex.ID, workers int) error {
 			return errs[i]
 		}
 		for _, p := range hashers[i].pending {
-			fr.vtx.set(p.id, p.v)
+			fr.vtx.Set(p.id, p.v)
 		}
 	}
 	return nil

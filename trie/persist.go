@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/hexstate/hexstate/hashkey"
 	"github.com/hexstate/hexstate/vertex"
 )
 
@@ -63,16 +64,16 @@ func (db *DB) Persist(fr *Frame, block uint64) error {
 	// The store now holds the new state: refresh the cache in place (keeping its
 	// capacity and every untouched entry) and move the base up to fr.
 	for _, r := range batch.Puts {
-		db.cache.put(r.ID, r.Rec)
+		db.cache.Put(r.ID, r.Rec)
 	}
 	for _, id := range batch.Deletes {
-		db.cache.remove(id)
+		db.cache.Remove(id)
 	}
 	for _, f := range chain[1:] {
-		f.state, f.vtx = folded, frameStore{}
+		f.state, f.vtx = folded, vertexStore{}
 	}
 	db.base.state = folded
-	fr.parent, fr.vtx, fr.sealed = nil, newFrameStore(^vertex.ID(0)), true
+	fr.parent, fr.vtx, fr.sealed = nil, newVertexStore(^vertex.ID(0)), true
 	db.base, db.block, db.root = fr, block, root
 	return nil
 }
@@ -91,12 +92,12 @@ type change struct {
 func chainChanges(chain []*Frame) ([]change, int) {
 	n := 0
 	for _, f := range chain {
-		n += f.vtx.len()
+		n += f.vtx.Len()
 	}
 	changes := make([]change, 0, n)
 	for i := len(chain) - 1; i >= 0; i-- {
 		frame := len(chain) - 1 - i
-		chain[i].vtx.each(func(id vertex.ID, v *vertex.Vertex) { changes = append(changes, change{id, v, frame}) })
+		chain[i].vtx.Each(func(id vertex.ID, v *vertex.Vertex) { changes = append(changes, change{id, v, frame}) })
 	}
 	// By ID, and an ID's versions oldest first.
 	slices.SortFunc(changes, func(a, b change) int {
@@ -116,4 +117,18 @@ func chainChanges(chain []*Frame) ([]change, int) {
 		}
 	}
 	return out, size
+}
+
+// cacheKey caches key k (and for a branch its children's keys kids) that
+// hashing found for the persisted vertex v at id, as the record a persist
+// would write. Records store a key only for a branch whose key is a hash: for
+// any other vertex there is nothing to cache.
+func (db *DB) cacheKey(id vertex.ID, v *vertex.Vertex, k hashkey.Key, kids vertex.ChildKeys) {
+	if v.Kind != vertex.Branch || !k.IsHash() {
+		return
+	}
+	cp := *v
+	cp.Key, cp.ChildKeys, cp.Stale = k, kids, 0
+	var buf [640]byte
+	db.cache.Put(id, vertex.Encode(buf[:0], &cp))
 }

@@ -87,7 +87,7 @@ func (fr *Frame) DeleteAccount(addrHash hashkey.Hash) error {
 		return err
 	}
 	for _, id := range storage {
-		fr.vtx.set(id, nil)
+		fr.vtx.Set(id, nil)
 	}
 	return nil
 }
@@ -118,7 +118,7 @@ func (fr *Frame) UpdateStorage(addrHash, slotHash hashkey.Hash, value *uint256.I
 		if removed, err := fr.remove(sid, slotPath, true); err != nil || !removed {
 			return err
 		}
-		if v, _ := fr.vtx.lookup(sid); v == nil {
+		if v, _ := fr.vtx.Lookup(sid); v == nil {
 			sid = vertex.NoID // the storage trie is empty now
 		}
 	} else {

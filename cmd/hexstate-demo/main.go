@@ -13,8 +13,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/hexstate/hexstate/cmd/internal/dbopen"
 	"github.com/hexstate/hexstate/hashkey"
-	"github.com/hexstate/hexstate/internal/rocksdb"
 	"github.com/hexstate/hexstate/trie"
 	"github.com/hexstate/hexstate/vertex"
 	"github.com/holiman/uint256"
@@ -48,7 +48,7 @@ func run(dir string, accounts int, format string) error {
 		defer os.RemoveAll(tmp)
 		dir = tmp
 	}
-	db, err := rocksdb.Open(dir, f)
+	db, err := dbopen.Open(dir, f)
 	if err != nil {
 		return err
 	}
@@ -94,7 +94,7 @@ func run(dir string, accounts int, format string) error {
 		return err
 	}
 
-	db, err = rocksdb.Open(dir, f)
+	db, err = dbopen.Open(dir, f)
 	if err != nil {
 		return err
 	}

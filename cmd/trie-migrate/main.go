@@ -20,7 +20,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/hexstate/hexstate/internal/rocksdb"
+	"github.com/hexstate/hexstate/cmd/internal/dbopen"
 	"github.com/hexstate/hexstate/migrate"
 	"github.com/hexstate/hexstate/trie"
 	"github.com/hexstate/hexstate/vertex"
@@ -82,7 +82,7 @@ func run(ctx context.Context, toName string, chunk int, replace bool, srcDir, ds
 	if dstDir == "" {
 		dstDir = srcDir + "." + to.String()
 	}
-	dst, err := rocksdb.Open(dstDir, to)
+	dst, err := dbopen.Open(dstDir, to)
 	if err != nil {
 		return fmt.Errorf("target %s: %w", dstDir, err)
 	}
@@ -127,10 +127,10 @@ func run(ctx context.Context, toName string, chunk int, replace bool, srcDir, ds
 
 // openAny opens the database in dir in whatever format it has.
 func openAny(dir string) (*trie.DB, vertex.Format, error) {
-	db, err := rocksdb.Open(dir, vertex.Latest)
+	db, err := dbopen.Open(dir, vertex.Latest)
 	var fe *trie.FormatError
 	if errors.As(err, &fe) && fe.Found.Valid() {
-		db, err = rocksdb.Open(dir, fe.Found)
+		db, err = dbopen.Open(dir, fe.Found)
 		return db, fe.Found, err
 	}
 	return db, vertex.Latest, err

@@ -1,6 +1,6 @@
-// Package rocksdb opens a trie database on a RocksDB directory, the one step
+// Package dbopen opens a trie database on a RocksDB directory, the one step
 // every hexstate command starts with.
-package rocksdb
+package dbopen
 
 import (
 	"github.com/hexstate/hexstate/rocks"

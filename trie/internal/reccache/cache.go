@@ -1,25 +1,25 @@
-package trie
+package reccache
 
 import (
 	"encoding/binary"
 	"sync"
 	"sync/atomic"
 
-	"github.com/hexstate/hexstate/hashkey"
 	"github.com/hexstate/hexstate/vertex"
 )
 
-// vertexCache holds the records of persisted vertices, encoded as the backend
-// stores them (a branch with its hash key and its children's keys), and decodes
-// one on every hit.
+// Cache holds the records of persisted vertices, encoded as the backend
+// stores them (a branch with its hash key and, in the children's-keys variant,
+// its children's keys); the caller decodes a record on every hit.
 //
-// Why records and not decoded vertices: a decoded account leaf costs ~300 bytes
-// of Go memory in four allocations, its record ~110 bytes. The same budget then
-// holds about 2.5 times the vertices, which on a state larger than the cache is
-// the difference between reading most of a block's paths from memory or from
-// RocksDB; decoding a record takes a fraction of a microsecond, a RocksDB read
-// ten or more. And the cache holds no Go pointers: the garbage collector never
-// scans it, however large it is.
+// Why records and not decoded vertices: a record is the vertex's fields packed
+// (docs/format.md), a decoded vertex is a Go struct plus its path, value and
+// account in separate allocations, several times the record's size. The same
+// budget then holds several times the vertices, which on a state larger than
+// the cache decides whether a block's paths are read from memory or from the
+// backend; decoding a record is far cheaper than a backend read. And the cache
+// holds no Go pointers: the garbage collector never scans it, however large it
+// is.
 //
 // Each shard keeps its records in a ring of fixed-size chunks (as fastcache
 // does): a record is appended at the ring's head, and when the head comes round
@@ -28,7 +28,7 @@ import (
 // the paths a chain keeps writing stay cached. Chunks are allocated as the ring
 // first fills and kept from then on: a persist never frees or re-grows the
 // cache, and every entry it did not touch stays valid.
-type vertexCache struct {
+type Cache struct {
 	shards [cacheShards]cacheShard
 	hits   atomic.Uint64
 	misses atomic.Uint64
@@ -50,8 +50,8 @@ type cacheShard struct {
 	bytes  int                  // bytes held in chunks (live entries and replaced ones)
 }
 
-// CacheStats reports the vertex cache's use.
-type CacheStats struct {
+// Stats reports a cache's use.
+type Stats struct {
 	Hits, Misses uint64
 	Entries      int
 	// Bytes is the record bytes the cache holds (including records that a
@@ -61,8 +61,10 @@ type CacheStats struct {
 	Budget int // the configured bound on Bytes
 }
 
-func newVertexCache(budget int) *vertexCache {
-	c := &vertexCache{}
+// New returns a cache of at most budget record bytes (its index is extra).
+// A budget too small for one chunk per shard caches nothing.
+func New(budget int) *Cache {
+	c := &Cache{}
 	per := budget / cacheShards
 	chunk := min(cacheChunk, per)
 	n := 0
@@ -75,28 +77,30 @@ func newVertexCache(budget int) *vertexCache {
 	return c
 }
 
-func (c *vertexCache) shard(id vertex.ID) *cacheShard {
+func (c *Cache) shard(id vertex.ID) *cacheShard {
 	return &c.shards[(uint64(id)*0x9E3779B97F4A7C15)>>60]
 }
 
-// get returns the cached vertex id, decoded by decode, or nil when id is not
-// cached. A record that fails to decode is dropped and its error returned.
-func (c *vertexCache) get(id vertex.ID, decode func([]byte) (*vertex.Vertex, error)) (*vertex.Vertex, error) {
+// Get calls fn with the cached record of id and reports whether id is cached.
+// rec is only valid during the call (it lives in the ring, under the shard's
+// lock): fn decodes or copies it. When fn fails the entry is dropped and the
+// error returned: a cached record is checked exactly as a stored one is.
+func (c *Cache) Get(id vertex.ID, fn func(rec []byte) error) (bool, error) {
 	s := c.shard(id)
 	s.mu.Lock()
 	off, ok := s.idx[id]
 	if !ok {
 		s.mu.Unlock()
 		c.misses.Add(1)
-		return nil, nil
+		return false, nil
 	}
-	v, err := decode(s.record(off))
+	err := fn(s.record(off))
 	if err != nil {
 		delete(s.idx, id)
 	}
 	s.mu.Unlock()
 	c.hits.Add(1)
-	return v, err
+	return true, err
 }
 
 // record returns the record of the entry at ring offset off.
@@ -115,8 +119,8 @@ func (s *cacheShard) slot(off uint64) []byte {
 	return ch[at : at+entryHeader+n]
 }
 
-// contains reports whether id is cached, without counting a hit or a miss.
-func (c *vertexCache) contains(id vertex.ID) bool {
+// Contains reports whether id is cached, without counting a hit or a miss.
+func (c *Cache) Contains(id vertex.ID) bool {
 	s := c.shard(id)
 	s.mu.Lock()
 	_, ok := s.idx[id]
@@ -124,9 +128,9 @@ func (c *vertexCache) contains(id vertex.ID) bool {
 	return ok
 }
 
-// put caches rec as the persisted record of id, replacing an older one. rec is
+// Put caches rec as the persisted record of id, replacing an older one. rec is
 // copied. A record too large for a chunk is not cached (and an older one dropped).
-func (c *vertexCache) put(id vertex.ID, rec []byte) {
+func (c *Cache) Put(id vertex.ID, rec []byte) {
 	s := c.shard(id)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -187,29 +191,17 @@ func (s *cacheShard) recycle(ci int) {
 	s.chunks[ci] = ch[:0]
 }
 
-// setKey caches key k (and for a branch its children's keys kids) that hashing
-// found for the persisted vertex v at id. Records store a key only for a branch
-// whose key is a hash: for any other vertex there is nothing to cache.
-func (c *vertexCache) setKey(id vertex.ID, v *vertex.Vertex, k hashkey.Key, kids vertex.ChildKeys) {
-	if v.Kind != vertex.Branch || !k.IsHash() {
-		return
-	}
-	cp := *v
-	cp.Key, cp.ChildKeys, cp.Stale = k, kids, 0
-	var buf [640]byte
-	c.put(id, vertex.Encode(buf[:0], &cp))
-}
-
-// remove drops id from the cache.
-func (c *vertexCache) remove(id vertex.ID) {
+// Remove drops id from the cache.
+func (c *Cache) Remove(id vertex.ID) {
 	s := c.shard(id)
 	s.mu.Lock()
 	delete(s.idx, id)
 	s.mu.Unlock()
 }
 
-func (c *vertexCache) stats() CacheStats {
-	st := CacheStats{Hits: c.hits.Load(), Misses: c.misses.Load()}
+// Stats reports the cache's counters and size.
+func (c *Cache) Stats() Stats {
+	st := Stats{Hits: c.hits.Load(), Misses: c.misses.Load()}
 	for i := range c.shards {
 		s := &c.shards[i]
 		s.mu.Lock()

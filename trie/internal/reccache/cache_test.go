@@ -1,4 +1,4 @@
-package trie
+package reccache
 
 import (
 	"bytes"
@@ -20,11 +20,12 @@ func ciRecord(val string) []byte {
 }
 
 // ciGet returns the value of the leaf cached at id ("" when not cached).
-func ciGet(t *testing.T, c *vertexCache, id vertex.ID) string {
+func ciGet(t *testing.T, c *Cache, id vertex.ID) string {
 	t.Helper()
-	v, err := c.get(id, vertex.Decode)
+	var v *vertex.Vertex
+	_, err := c.Get(id, func(rec []byte) (err error) { v, err = vertex.Decode(rec); return err })
 	if err != nil {
-		t.Fatalf("get(%d): %v", id, err)
+		t.Fatalf("Get(%d): %v", id, err)
 	}
 	if v == nil {
 		return ""
@@ -33,47 +34,47 @@ func ciGet(t *testing.T, c *vertexCache, id vertex.ID) string {
 }
 
 func TestCacheReplaceInPlace(t *testing.T) {
-	c := newVertexCache(16 << 20)
-	c.put(7, ciRecord("version-1"))
-	held := c.stats().Bytes
-	c.put(7, ciRecord("version-2")) // same size: overwritten in its slot
+	c := New(16 << 20)
+	c.Put(7, ciRecord("version-1"))
+	held := c.Stats().Bytes
+	c.Put(7, ciRecord("version-2")) // same size: overwritten in its slot
 	if got := ciGet(t, c, 7); got != "version-2" {
 		t.Fatalf("after a same-size update got %q", got)
 	}
-	if b := c.stats().Bytes; b != held {
+	if b := c.Stats().Bytes; b != held {
 		t.Fatalf("a same-size update grew the ring from %d to %d bytes", held, b)
 	}
-	c.put(7, ciRecord("v3")) // smaller: still in place
+	c.Put(7, ciRecord("v3")) // smaller: still in place
 	if got := ciGet(t, c, 7); got != "v3" {
 		t.Fatalf("after a smaller update got %q", got)
 	}
-	c.put(7, ciRecord("a much longer version 4")) // larger: appended
+	c.Put(7, ciRecord("a much longer version 4")) // larger: appended
 	if got := ciGet(t, c, 7); got != "a much longer version 4" {
 		t.Fatalf("after a larger update got %q", got)
 	}
-	if st := c.stats(); st.Entries != 1 || st.Bytes <= held {
+	if st := c.Stats(); st.Entries != 1 || st.Bytes <= held {
 		t.Fatalf("stats after a larger update: %+v (held %d before)", st, held)
 	}
-	c.remove(7)
-	if got := ciGet(t, c, 7); got != "" || c.contains(7) {
+	c.Remove(7)
+	if got := ciGet(t, c, 7); got != "" || c.Contains(7) {
 		t.Fatalf("removed id still cached: %q", got)
 	}
 }
 
 func TestCacheRingBounded(t *testing.T) {
 	// 16 shards of 8 KiB: one chunk each, recycled over and over.
-	c := newVertexCache(16 * 8 << 10)
+	c := New(16 * 8 << 10)
 	const n = 20000
 	for i := 1; i <= n; i++ {
-		c.put(vertex.ID(i), ciRecord(fmt.Sprintf("value-%d", i)))
+		c.Put(vertex.ID(i), ciRecord(fmt.Sprintf("value-%d", i)))
 		if i%3 == 0 { // an update that no longer fits its slot leaves garbage behind
-			c.put(vertex.ID(i-1), ciRecord(fmt.Sprintf("value-%d-updated-and-longer", i-1)))
+			c.Put(vertex.ID(i-1), ciRecord(fmt.Sprintf("value-%d-updated-and-longer", i-1)))
 		}
-		if st := c.stats(); st.Bytes > st.Budget {
+		if st := c.Stats(); st.Bytes > st.Budget {
 			t.Fatalf("after %d puts the ring holds %d bytes, over its budget %d", i, st.Bytes, st.Budget)
 		}
 	}
-	st := c.stats()
+	st := c.Stats()
 	if st.Entries == 0 || st.Entries >= n/2 {
 		t.Fatalf("%d entries cached of %d put into %d bytes", st.Entries, n, st.Budget)
 	}
@@ -101,29 +102,29 @@ func TestCacheRingBounded(t *testing.T) {
 }
 
 func TestCacheOversizedAndDisabled(t *testing.T) {
-	c := newVertexCache(16 * 4 << 10) // 4 KiB chunks
-	c.put(1, ciRecord("small"))
-	c.put(1, ciRecord(string(bytes.Repeat([]byte{'x'}, 5000)))) // larger than a chunk
-	if c.contains(1) {
+	c := New(16 * 4 << 10) // 4 KiB chunks
+	c.Put(1, ciRecord("small"))
+	c.Put(1, ciRecord(string(bytes.Repeat([]byte{'x'}, 5000)))) // larger than a chunk
+	if c.Contains(1) {
 		t.Fatal("a record larger than a chunk is cached, or its older version kept")
 	}
 
-	off := newVertexCache(1) // below one chunk per shard: caches nothing
-	off.put(1, ciRecord("small"))
-	if st := off.stats(); off.contains(1) || st.Entries != 0 || st.Budget != 0 {
+	off := New(1) // below one chunk per shard: caches nothing
+	off.Put(1, ciRecord("small"))
+	if st := off.Stats(); off.Contains(1) || st.Entries != 0 || st.Budget != 0 {
 		t.Fatalf("a 1-byte cache holds something: %+v", st)
 	}
 }
 
 func TestCacheCorruptRecordDropped(t *testing.T) {
-	c := newVertexCache(16 << 20)
+	c := New(16 << 20)
 	rec := ciRecord("fine")
 	rec[0] |= 0xc0 // reserved tag bits
-	c.put(3, rec)
-	if _, err := c.get(3, vertex.Decode); !errors.Is(err, vertex.ErrCorrupt) {
+	c.Put(3, rec)
+	if _, err := c.Get(3, func(rec []byte) error { _, err := vertex.Decode(rec); return err }); !errors.Is(err, vertex.ErrCorrupt) {
 		t.Fatalf("get of a corrupt record: %v, want ErrCorrupt", err)
 	}
-	if c.contains(3) {
+	if c.Contains(3) {
 		t.Fatal("a record that failed to decode stays cached")
 	}
 }

@@ -1,8 +1,9 @@
-package trie
+package framestore
 
 import "github.com/hexstate/hexstate/vertex"
 
-// frameStore holds the vertices one frame changed. IDs the frame allocated itself
+// Store holds the vertices one frame changed (of type V: the trie's in-memory
+// vertex), by vertex ID. IDs the frame allocated itself
 // (from `first` up) cannot exist below it, so they live in a slice indexed by
 // ID-first, where a lookup is an index and an absent entry is a definite "no
 // vertex" that needs no look below. Vertices that existed before the frame (IDs
@@ -16,11 +17,11 @@ import "github.com/hexstate/hexstate/vertex"
 // miss. filter, a small Bloom filter over the keys of old (16 bits per key, two
 // probes), answers most of those misses from a few KiB that stay in the CPU
 // cache.
-type frameStore struct {
-	old    map[vertex.ID]*vertex.Vertex
+type Store[V any] struct {
+	old    map[vertex.ID]*V
 	first  vertex.ID
-	fresh  []*vertex.Vertex
-	filter []uint64 // len a power of two; nil while old is empty
+	fresh  []*V
+	filter []uint64 // Len a power of two; nil while old is empty
 }
 
 // filterProbes returns the two bit positions of id in a filter of mask+1 bits.
@@ -29,7 +30,7 @@ func filterProbes(id vertex.ID, mask uint64) (uint64, uint64) {
 	return (h >> 32) & mask, (h ^ h>>29) * 0xBF58476D1CE4E5B9 >> 20 & mask
 }
 
-func (s *frameStore) mayHold(id vertex.ID) bool {
+func (s *Store[V]) mayHold(id vertex.ID) bool {
 	if s.filter == nil {
 		return false
 	}
@@ -38,7 +39,7 @@ func (s *frameStore) mayHold(id vertex.ID) bool {
 	return s.filter[a/64]&(1<<(a%64)) != 0 && s.filter[b/64]&(1<<(b%64)) != 0
 }
 
-func (s *frameStore) addToFilter(id vertex.ID) {
+func (s *Store[V]) addToFilter(id vertex.ID) {
 	if bits := uint64(len(s.filter)) * 64; bits < 16*uint64(len(s.old)) {
 		s.filter = make([]uint64, max(64, 2*len(s.filter))) // rebuild, twice the size
 		for k := range s.old {
@@ -49,20 +50,21 @@ func (s *frameStore) addToFilter(id vertex.ID) {
 	s.setFilter(id)
 }
 
-func (s *frameStore) setFilter(id vertex.ID) {
+func (s *Store[V]) setFilter(id vertex.ID) {
 	mask := uint64(len(s.filter))*64 - 1
 	a, b := filterProbes(id, mask)
 	s.filter[a/64] |= 1 << (a % 64)
 	s.filter[b/64] |= 1 << (b % 64)
 }
 
-func newFrameStore(first vertex.ID) frameStore {
-	return frameStore{old: make(map[vertex.ID]*vertex.Vertex), first: first}
+// New returns an empty store whose fresh IDs start at first.
+func New[V any](first vertex.ID) Store[V] {
+	return Store[V]{old: make(map[vertex.ID]*V), first: first}
 }
 
-// lookup returns the frame's version of id; ok is false when the frame has none
+// Lookup returns the frame's version of id; ok is false when the frame has none
 // and the caller must look below. A nil vertex with ok true means "no vertex".
-func (s *frameStore) lookup(id vertex.ID) (v *vertex.Vertex, ok bool) {
+func (s *Store[V]) Lookup(id vertex.ID) (v *V, ok bool) {
 	if id >= s.first {
 		if i := uint64(id - s.first); i < uint64(len(s.fresh)) {
 			return s.fresh[i], true
@@ -76,8 +78,8 @@ func (s *frameStore) lookup(id vertex.ID) (v *vertex.Vertex, ok bool) {
 	return v, ok
 }
 
-// set records v (nil: deleted) as the frame's version of id.
-func (s *frameStore) set(id vertex.ID, v *vertex.Vertex) {
+// Set records v (nil: deleted) as the frame's version of id.
+func (s *Store[V]) Set(id vertex.ID, v *V) {
 	if id < s.first {
 		s.old[id] = v
 		s.addToFilter(id)
@@ -86,7 +88,7 @@ func (s *frameStore) set(id vertex.ID, v *vertex.Vertex) {
 	i := int(id - s.first)
 	if i >= len(s.fresh) {
 		if i >= cap(s.fresh) {
-			grown := make([]*vertex.Vertex, i+1, max(2*cap(s.fresh), i+1, 256))
+			grown := make([]*V, i+1, max(2*cap(s.fresh), i+1, 256))
 			copy(grown, s.fresh)
 			s.fresh = grown
 		} else {
@@ -96,22 +98,22 @@ func (s *frameStore) set(id vertex.ID, v *vertex.Vertex) {
 	s.fresh[i] = v
 }
 
-// extend sizes the fresh-ID slice to hold every ID up to top, so that setSized
+// Extend sizes the fresh-ID slice to hold every ID up to top, so that SetSized
 // can fill it from several goroutines (at different IDs) without growing it.
-func (s *frameStore) extend(top vertex.ID) {
+func (s *Store[V]) Extend(top vertex.ID) {
 	if top < s.first {
 		return
 	}
 	n := int(top-s.first) + 1
 	if n > len(s.fresh) {
-		s.reserve(n - len(s.fresh))
+		s.Reserve(n - len(s.fresh))
 		s.fresh = s.fresh[:n]
 	}
 }
 
-// setSized records v at fresh ID id when extend has made room for it, and
+// SetSized records v at fresh ID id when Extend has made room for it, and
 // reports whether it did. It writes only that slot.
-func (s *frameStore) setSized(id vertex.ID, v *vertex.Vertex) bool {
+func (s *Store[V]) SetSized(id vertex.ID, v *V) bool {
 	if id < s.first || uint64(id-s.first) >= uint64(len(s.fresh)) {
 		return false
 	}
@@ -119,18 +121,18 @@ func (s *frameStore) setSized(id vertex.ID, v *vertex.Vertex) bool {
 	return true
 }
 
-// reserve makes room for n more fresh IDs without regrowing the slice.
-func (s *frameStore) reserve(n int) {
+// Reserve makes room for n more fresh IDs without regrowing the slice.
+func (s *Store[V]) Reserve(n int) {
 	if cap(s.fresh)-len(s.fresh) < n {
-		grown := make([]*vertex.Vertex, len(s.fresh), len(s.fresh)+n)
+		grown := make([]*V, len(s.fresh), len(s.fresh)+n)
 		copy(grown, s.fresh)
 		s.fresh = grown
 	}
 }
 
-// each calls fn for every change: every fresh vertex, and every older vertex with
+// Each calls fn for every change: every fresh vertex, and every older vertex with
 // its new version (nil for a deletion).
-func (s *frameStore) each(fn func(id vertex.ID, v *vertex.Vertex)) {
+func (s *Store[V]) Each(fn func(id vertex.ID, v *V)) {
 	for id, v := range s.old {
 		fn(id, v)
 	}
@@ -141,9 +143,9 @@ func (s *frameStore) each(fn func(id vertex.ID, v *vertex.Vertex)) {
 	}
 }
 
-// len is the number of vertices the frame holds (deletions of older vertices
+// Len is the number of vertices the frame holds (deletions of older vertices
 // included).
-func (s *frameStore) len() int {
+func (s *Store[V]) Len() int {
 	n := len(s.old)
 	for _, v := range s.fresh {
 		if v != nil {
@@ -152,3 +154,7 @@ func (s *frameStore) len() int {
 	}
 	return n
 }
+
+// First is the first fresh ID: IDs from it up were allocated by the frame
+// itself and exist nowhere below it.
+func (s *Store[V]) First() vertex.ID { return s.first }
