@@ -7,7 +7,7 @@ package hashkey
 // AppendLeaf appends the RLP of a leaf node [HP(path, leaf), value].
 func AppendLeaf(dst, path, value []byte) []byte {
 	hp := HexPrefixSize(len(path))
-	payload := StringSizeN(hp) + StringSize(value)
+	payload := stringSizeN(hp) + StringSize(value)
 	dst = AppendListHeader(dst, payload)
 	dst = appendHPString(dst, path, true)
 	return AppendString(dst, value)
@@ -16,7 +16,7 @@ func AppendLeaf(dst, path, value []byte) []byte {
 // AppendExtension appends the RLP of an extension node [HP(path), child].
 func AppendExtension(dst, path []byte, child *Key) []byte {
 	hp := HexPrefixSize(len(path))
-	payload := StringSizeN(hp) + child.refSize()
+	payload := stringSizeN(hp) + child.refSize()
 	dst = AppendListHeader(dst, payload)
 	dst = appendHPString(dst, path, false)
 	return child.appendRef(dst)
@@ -36,10 +36,10 @@ func AppendBranch(dst []byte, children *[16]Key, value []byte) []byte {
 	return AppendString(dst, value)
 }
 
-// StringSizeN is the encoded size of a string of n bytes whose first byte is at
+// stringSizeN is the encoded size of a string of n bytes whose first byte is at
 // least 0x80 or that is not a single byte (true of every hex-prefix encoding but
 // the one-byte forms, which appendHPString handles).
-func StringSizeN(n int) int {
+func stringSizeN(n int) int {
 	if n == 1 {
 		return 1 // a one-byte HP is 0x00..0x3f: always below 0x80, header-less
 	}
