@@ -230,19 +230,28 @@ func (d *decoder) uvarint() uint64 {
 // Decode parses a record made by Encode. It copies what it keeps, so b may be
 // reused. Every malformed input gives a *CorruptError; it never panics.
 func Decode(b []byte) (*Vertex, error) {
-	// One allocation holds the vertex and the account it may carry, and one
-	// buffer its path, value and children's keys (each piece capped, so that
-	// an append to one never writes into the next): decoding is on the path of
-	// every cached read.
+	// One allocation holds the vertex and the account it may carry.
 	va := new(struct {
 		v   Vertex
 		acc Account
 	})
+	if err := DecodeInto(&va.v, &va.acc, b); err != nil {
+		return nil, err
+	}
+	return &va.v, nil
+}
+
+// DecodeInto is Decode into memory the caller provides: v, which must be zero,
+// and acc, which an account payload uses (v.Acc then points at it). On error
+// v holds no meaningful vertex.
+func DecodeInto(v *Vertex, acc *Account, b []byte) error {
+	// One buffer holds the path, value and children's keys (each piece capped,
+	// so that an append to one never writes into the next): decoding is on the
+	// path of every cached read.
 	d := &decoder{b: b, buf: make([]byte, 0, len(b)+64)}
-	v := &va.v
 	tag := d.take(1)
 	if tag == nil {
-		return nil, d.err
+		return d.err
 	}
 	t := tag[0]
 	if t&0xc0 != 0 {
@@ -312,7 +321,7 @@ func Decode(b []byte) (*Vertex, error) {
 		d.fail("unknown vertex kind")
 	}
 	if d.err != nil {
-		return nil, d.err
+		return d.err
 	}
 	hpLen := d.uvarint()
 	if hpLen == 0 && d.err == nil {
@@ -334,18 +343,18 @@ func Decode(b []byte) (*Vertex, error) {
 			v.Path = path
 		}
 	}
-	d.payload(v, &va.acc)
+	d.payload(v, acc)
 	if d.err == nil && d.off != len(b) {
 		d.fail(fmt.Sprintf("%d trailing bytes", len(b)-d.off))
 	}
 	if d.err != nil {
-		return nil, d.err
+		return d.err
 	}
 	if kids := bits.OnesCount16(v.Used); v.Kind == Branch && (kids == 0 || (kids == 1 && !v.HasValue())) {
 		// Such a branch is never stored: it collapses into its only child or value.
-		return nil, &CorruptError{Offset: 0, Reason: fmt.Sprintf("branch with %d children and value=%v", kids, v.HasValue())}
+		return &CorruptError{Offset: 0, Reason: fmt.Sprintf("branch with %d children and value=%v", kids, v.HasValue())}
 	}
-	return v, nil
+	return nil
 }
 
 // piece returns the bytes appended to d.buf since mark, capped at their length.
