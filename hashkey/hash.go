@@ -1,6 +1,3 @@
-// Package hashkey holds what Ethereum hashes: the 32-byte Hash, the hash Key of a
-// trie node (keccak-256 of its RLP, or the RLP itself when shorter than 32 bytes),
-// node RLP encoding, hex-prefix path encoding and the empty root.
 package hashkey
 
 import (

@@ -60,10 +60,9 @@ type Options struct {
 	// WriteBufferBytes is the size of one memtable. RocksDB keeps up to
 	// WriteBuffers of them per column family and flushes WriteBuffersToMerge
 	// at a time into one level-0 file. Small memtables make the inserts of a
-	// write batch cheaper (a shallower skiplist: a persist of ~17,600 records
-	// took 0.77x the time with 8 x 16 MiB merged 4 per flush as with 2 x 64
-	// MiB), while merged flushes keep level-0 files as large as before.
-	// Default 16 MiB.
+	// write batch cheaper (a shallower skiplist; BenchmarkWriteShape compares
+	// settings, docs/benchmarks.md has the numbers), while merged flushes keep
+	// level-0 files as large as several memtables. Default 16 MiB.
 	WriteBufferBytes uint64
 
 	// MaxOpenFiles bounds the SST files RocksDB keeps open; -1 keeps them all

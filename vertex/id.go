@@ -1,6 +1,3 @@
-// Package vertex defines the unit of storage of hexstate: a vertex addressed by a
-// 64-bit ID, its kinds and payloads, its binary encoding, and the ID allocators of
-// the two on-disk layouts (format v1 and v2).
 package vertex
 
 // ID addresses one vertex. ID 0 is never a vertex ("no vertex"); RootID is the root

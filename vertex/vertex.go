@@ -39,8 +39,9 @@ type Account struct {
 // Vertex is one node of the trie. Fields are never changed in place once the vertex
 // is shared (cached, or visible to another frame); writers clone first.
 type Vertex struct {
-	// The fields a walk or a parent's re-hash touches come first, so that they
-	// share the first cache line of the (128-byte aligned) allocation.
+	// The fields a walk or a parent's re-hash touches come first: they fill
+	// the struct's first 64 bytes, one cache line when the vertex starts on a
+	// line boundary, rather than being spread over the whole struct.
 	Key     hashkey.Key // hash key when known; void means "recompute"
 	Kind    Kind
 	Payload PayloadKind

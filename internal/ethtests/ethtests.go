@@ -1,8 +1,3 @@
-// Package ethtests locates and reads the ethereum/tests conformance vectors
-// (https://github.com/ethereum/tests) that hexstate's tests check against. The
-// vectors are never copied into this repository: tests read them from disk, from
-// $HEXSTATE_ETHTESTS or from ../shared/testdata/ethereum-tests beside the checkout,
-// and skip when neither is present.
 package ethtests
 
 import (

@@ -1,5 +1,3 @@
-// Package dbopen opens a trie database on a RocksDB directory, the one step
-// every hexstate command starts with.
 package dbopen
 
 import (

@@ -10,7 +10,8 @@ import "github.com/hexstate/hexstate/vertex"
 // below first) live in a map, where nil marks a deletion.
 //
 // Most of a block's new vertices are fresh (new leaves, new branches and their 16
-// slots), so the map stays small; a standalone Trie uses the slice alone.
+// slots), so the map stays small; a standalone Trie keeps only its root (vertex
+// 1, which predates its one frame) in the map.
 //
 // A read that misses in a frame goes on to its parent, so a read of a persisted
 // vertex through a chain of 64 unpersisted frames asks 64 maps, each a cache

@@ -12,20 +12,25 @@ import (
 // stores them (a branch with its hash key and, in the children's-keys variant,
 // its children's keys); the caller decodes a record on every hit.
 //
-// Why records and not decoded vertices: a record is the vertex's fields packed
-// (docs/format.md), a decoded vertex is a Go struct plus its path, value and
-// account in separate allocations, several times the record's size. The same
-// budget then holds several times the vertices, which on a state larger than
-// the cache decides whether a block's paths are read from memory or from the
-// backend; decoding a record is far cheaper than a backend read. And the cache
-// holds no Go pointers: the garbage collector never scans it, however large it
-// is.
+// Why records and not decoded vertices: a decoded vertex is a vertex.Vertex
+// (with a vertex.Account for an account leaf) plus a buffer for its path, value
+// and children's keys, while its record holds only the encoded fields: for an
+// account leaf a tag, a hex-prefix path and the account's non-default fields in
+// minimal form, with no hash (docs/format.md §4). The same budget therefore holds
+// several times as many vertices, which on a state larger than the cache decides
+// whether a block's paths are read from memory or from the backend; decoding a record
+// needs no I/O, block search or decompression. And the cache holds no Go
+// pointers: the garbage collector never scans it, however large it is.
 //
 // Each shard keeps its records in a ring of fixed-size chunks (as fastcache
 // does): a record is appended at the ring's head, and when the head comes round
 // to a chunk again, the entries still indexed there are dropped first. Eviction
-// is therefore first in, first out; a persist appends the vertices it wrote, so
-// the paths a chain keeps writing stay cached. Chunks are allocated as the ring
+// is therefore first in, first out, by the time an entry was appended: a hit does
+// not refresh it, and neither does a new version of the same or smaller size,
+// which put writes in place, in the old version's slot (only a larger one is
+// appended, leaving the old one as garbage until the ring comes round). A persist
+// puts every vertex it wrote, so the cache never holds an outdated version of a
+// persisted vertex. Chunks are allocated as the ring
 // first fills and kept from then on: a persist never frees or re-grows the
 // cache, and every entry it did not touch stays valid.
 type Cache struct {
@@ -55,8 +60,9 @@ type Stats struct {
 	Hits, Misses uint64
 	Entries      int
 	// Bytes is the record bytes the cache holds (including records that a
-	// newer version replaced, until the ring overwrites them). The index adds
-	// about 40 bytes per entry on top.
+	// newer version replaced, until the ring overwrites them). The index, a Go
+	// map from ID to ring offset (16 bytes of key and value per entry plus the
+	// map's overhead), comes on top.
 	Bytes  int
 	Budget int // the configured bound on Bytes
 }
