@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/hexstate/hexstate/hashkey"
+	"github.com/hexstate/hexstate/internal/trietest"
 	"github.com/hexstate/hexstate/trie"
 	"github.com/hexstate/hexstate/vertex"
 	"github.com/holiman/uint256"
@@ -86,7 +87,7 @@ func TestBulkLoadMatchesInserts(t *testing.T) {
 func TestBulkLoadAccounts(t *testing.T) {
 	rng := rand.New(rand.NewSource(8))
 	for _, f := range formats {
-		accs := randomAccountLeaves(rng, 2000, 7, 40)
+		accs := trietest.RandomAccountLeaves(rng, 2000, 7, 40)
 
 		refDB, _ := trie.Open(trie.NewMemoryBackend(), &trie.Options{Format: f})
 		ref := refDB.Begin()
@@ -175,7 +176,7 @@ func TestStateIterators(t *testing.T) {
 // serial one does).
 func TestBulkLoadParallel(t *testing.T) {
 	rng := rand.New(rand.NewSource(9))
-	accs := randomAccountLeaves(rng, 6000, 5, 20)
+	accs := trietest.RandomAccountLeaves(rng, 6000, 5, 20)
 
 	for _, f := range formats {
 		ref, _ := trie.Open(trie.NewMemoryBackend(), &trie.Options{Format: f})
@@ -194,9 +195,9 @@ func TestBulkLoadParallel(t *testing.T) {
 			if got, err := fr.StateRoot(); err != nil || got != want {
 				t.Fatalf("%v, %d workers: bulk root %v (%v), inserts %v", f, workers, got, err, want)
 			}
-			phMust(t, db.Persist(fr, 1), "Persist")
-			records[workers] = phRecords(t, mem)
-			if reach := phReachable(t, records[workers]); len(reach) != len(records[workers]) {
+			trietest.Must(t, db.Persist(fr, 1), "Persist")
+			records[workers] = trietest.Records(t, mem)
+			if reach := trietest.Reachable(t, records[workers]); len(reach) != len(records[workers]) {
 				t.Fatalf("%v, %d workers: %d records, %d reachable", f, workers, len(records[workers]), len(reach))
 			}
 
@@ -230,29 +231,6 @@ func TestBulkLoadParallel(t *testing.T) {
 			}
 		}
 	}
-}
-
-// randomAccountLeaves returns n accounts with random address hashes, sorted,
-// every storageEvery-th with 1..maxSlots random slots (sorted).
-func randomAccountLeaves(rng *rand.Rand, n, storageEvery, maxSlots int) []trie.AccountLeaf {
-	accs := make([]trie.AccountLeaf, n)
-	for i := range accs {
-		a := &accs[i]
-		rng.Read(a.AddrHash[:])
-		a.Account.Nonce = uint64(rng.Intn(5))
-		a.Account.Balance.SetUint64(rng.Uint64())
-		if i%storageEvery == 0 {
-			for j := 0; j < 1+rng.Intn(maxSlots); j++ {
-				var s trie.SlotLeaf
-				rng.Read(s.Hash[:])
-				s.Value.SetUint64(1 + uint64(rng.Intn(1000)))
-				a.Storage = append(a.Storage, s)
-			}
-			sort.Slice(a.Storage, func(i, j int) bool { return bytes.Compare(a.Storage[i].Hash[:], a.Storage[j].Hash[:]) < 0 })
-		}
-	}
-	sort.Slice(accs, func(i, j int) bool { return bytes.Compare(accs[i].AddrHash[:], accs[j].AddrHash[:]) < 0 })
-	return accs
 }
 
 // insertAccountLeaves writes accs into fr one by one, the reference a bulk load

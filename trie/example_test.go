@@ -8,6 +8,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/hexstate/hexstate/internal/trietest"
+
 	"github.com/holiman/uint256"
 
 	"github.com/hexstate/hexstate/hashkey"
@@ -241,15 +243,15 @@ func ExampleFrame_AccountProof() {
 // TestExampleRoots pins the roots Example_blockLoop prints to the generic-trie
 // oracle, so the // Output lines are not just what the code happened to print.
 func TestExampleRoots(t *testing.T) {
-	m := fxModel{}
-	fr := (&fxStore{name: "memory", mem: trie.NewMemoryBackend()}).open(t, vertex.FormatV1, 1).Begin()
+	m := trietest.Model{}
+	fr := trietest.NewStore(t, trietest.Memory).OpenWith(trie.Options{Format: vertex.FormatV1, Workers: 1}).Begin()
 	want := []string{"0xfce3d5a83e", "0x01f50c346c", "0x9a6e8738ab", "0x1af35ad3ab", "0x1f3c1af436"}
 	for n := uint64(1); n <= 5; n++ {
 		for i := 0; i < 5; i++ {
-			fxUpdate(t, fr, m, exAddr(i), fxAcc(n, n*1000+uint64(i)))
+			trietest.PutAccount(t, fr, m, exAddr(i), trietest.Acc(n, n*1000+uint64(i)))
 		}
-		fxSet(t, fr, m, exAddr(0), exSlot(int(n)), n)
-		if got := fxOracleRoot(t, m).String()[:12]; got != want[n-1] {
+		trietest.PutSlot(t, fr, m, exAddr(0), exSlot(int(n)), n)
+		if got := trietest.OracleRoot(t, m).String()[:12]; got != want[n-1] {
 			t.Fatalf("block %d: oracle root %s, the example prints %s", n, got, want[n-1])
 		}
 	}

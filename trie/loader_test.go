@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/hexstate/hexstate/hashkey"
+	"github.com/hexstate/hexstate/internal/trietest"
 	"github.com/hexstate/hexstate/trie"
 	"github.com/hexstate/hexstate/vertex"
 )
@@ -26,14 +27,14 @@ func (c *countingBackend) Write(b *vertex.Batch) error {
 func loadInChunks(t *testing.T, db *trie.DB, rng *rand.Rand, accs []trie.AccountLeaf, block uint64) hashkey.Hash {
 	t.Helper()
 	l, err := db.NewStateLoader()
-	phMust(t, err, "NewStateLoader")
+	trietest.Must(t, err, "NewStateLoader")
 	for rest := accs; len(rest) > 0; {
 		n := min(len(rest), 1+rng.Intn(3000))
-		phMust(t, l.Add(rest[:n]), "Add")
+		trietest.Must(t, l.Add(rest[:n]), "Add")
 		rest = rest[n:]
 	}
 	root, err := l.Commit(block)
-	phMust(t, err, "Commit")
+	trietest.Must(t, err, "Commit")
 	return root
 }
 
@@ -46,21 +47,21 @@ func loadInChunks(t *testing.T, db *trie.DB, rng *rand.Rand, accs []trie.Account
 func TestStateLoader(t *testing.T) {
 	rng := rand.New(rand.NewSource(11))
 	for _, n := range []int{0, 1, 2, 2000, 40000} {
-		accs := randomAccountLeaves(rng, n, 5, 30)
+		accs := trietest.RandomAccountLeaves(rng, n, 5, 30)
 		for _, f := range formats {
 			ref, _ := trie.Open(trie.NewMemoryBackend(), &trie.Options{Format: f})
 			rtx := ref.Begin()
 			if n <= 2000 {
 				insertAccountLeaves(t, rtx, accs)
 			} else {
-				phMust(t, rtx.BulkLoadAccounts(accs), "BulkLoadAccounts")
+				trietest.Must(t, rtx.BulkLoadAccounts(accs), "BulkLoadAccounts")
 			}
 			want, _ := rtx.StateRoot()
 
 			mem := trie.NewMemoryBackend()
 			cb := &countingBackend{Backend: mem}
 			db, err := trie.Open(cb, &trie.Options{Format: f})
-			phMust(t, err, "Open")
+			trietest.Must(t, err, "Open")
 			stale := db.Begin() // a frame on the empty base: stale once the load commits
 			writesBefore := cb.writes
 			root := loadInChunks(t, db, rng, accs, 7)
@@ -77,8 +78,8 @@ func TestStateLoader(t *testing.T) {
 				t.Fatalf("a frame begun before the load: %v, want ErrStale", err)
 			}
 			if n > 0 {
-				recs := phRecords(t, mem)
-				if reach := phReachable(t, recs); len(reach) != len(recs) {
+				recs := trietest.Records(t, mem)
+				if reach := trietest.Reachable(t, recs); len(reach) != len(recs) {
 					t.Fatalf("%d accounts, %v: %d records, %d reachable", n, f, len(recs), len(reach))
 				}
 			}
@@ -98,7 +99,7 @@ func TestStateLoader(t *testing.T) {
 					}
 				}
 				for _, w := range []*trie.Frame{fr, next} {
-					phMust(t, w.UpdateAccount(a.AddrHash, trie.Account{Nonce: 99}), "UpdateAccount")
+					trietest.Must(t, w.UpdateAccount(a.AddrHash, trie.Account{Nonce: 99}), "UpdateAccount")
 				}
 			}
 			got, err := fr.StateRoot()
@@ -106,9 +107,9 @@ func TestStateLoader(t *testing.T) {
 			if err != nil || got != wantNext {
 				t.Fatalf("%d accounts, %v: root after writes %v (%v), want %v", n, f, got, err, wantNext)
 			}
-			phMust(t, db.Close(), "Close")
+			trietest.Must(t, db.Close(), "Close")
 			db, err = trie.Open(mem, &trie.Options{Format: f})
-			phMust(t, err, "reopen")
+			trietest.Must(t, err, "reopen")
 			if r, _ := db.StateRoot(); r != want {
 				t.Fatalf("%d accounts, %v: reopened root %v, want %v", n, f, r, want)
 			}
@@ -119,17 +120,17 @@ func TestStateLoader(t *testing.T) {
 
 func TestStateLoaderErrors(t *testing.T) {
 	rng := rand.New(rand.NewSource(12))
-	accs := randomAccountLeaves(rng, 100, 3, 5)
+	accs := trietest.RandomAccountLeaves(rng, 100, 3, 5)
 	db, _ := trie.Open(trie.NewMemoryBackend(), nil)
 	defer db.Close()
 
 	// Out of order across Add calls: the load fails and stays failed.
 	l, err := db.NewStateLoader()
-	phMust(t, err, "NewStateLoader")
+	trietest.Must(t, err, "NewStateLoader")
 	if _, err := db.NewStateLoader(); !errors.Is(err, trie.ErrBulkLoad) {
 		t.Fatalf("a second concurrent loader: %v, want ErrBulkLoad", err)
 	}
-	phMust(t, l.Add(accs[50:]), "Add")
+	trietest.Must(t, l.Add(accs[50:]), "Add")
 	if err := l.Add(accs[:50]); !errors.Is(err, trie.ErrBulkLoad) {
 		t.Fatalf("accounts below the last one: %v, want ErrBulkLoad", err)
 	}
@@ -143,7 +144,7 @@ func TestStateLoaderErrors(t *testing.T) {
 	// A zero slot value, then a clean load after an aborted one.
 	bad := []trie.AccountLeaf{{AddrHash: hashkey.Hash{1}, Storage: []trie.SlotLeaf{{Hash: hashkey.Hash{2}}}}}
 	l, err = db.NewStateLoader()
-	phMust(t, err, "NewStateLoader after a failed load")
+	trietest.Must(t, err, "NewStateLoader after a failed load")
 	if err := l.Add(bad); !errors.Is(err, trie.ErrBulkLoad) {
 		t.Fatalf("zero slot: %v, want ErrBulkLoad", err)
 	}
@@ -166,20 +167,20 @@ func TestStateLoaderErrors(t *testing.T) {
 // load fail with ErrStale and leaves the persisted state as the Persist made it.
 func TestStateLoaderPersistDuring(t *testing.T) {
 	rng := rand.New(rand.NewSource(13))
-	accs := randomAccountLeaves(rng, 3000, 4, 10)
+	accs := trietest.RandomAccountLeaves(rng, 3000, 4, 10)
 	for _, f := range formats {
 		mem := trie.NewMemoryBackend()
 		db, _ := trie.Open(mem, &trie.Options{Format: f})
 		l, err := db.NewStateLoader()
-		phMust(t, err, "NewStateLoader")
-		phMust(t, l.Add(accs[:1500]), "Add")
+		trietest.Must(t, err, "NewStateLoader")
+		trietest.Must(t, l.Add(accs[:1500]), "Add")
 
 		fr := db.Begin()
 		insertAccountLeaves(t, fr, accs[:10])
 		want, _ := fr.StateRoot()
-		phMust(t, db.Persist(fr, 1), "Persist")
+		trietest.Must(t, db.Persist(fr, 1), "Persist")
 
-		phMust(t, l.Add(accs[1500:]), "Add (buffered)")
+		trietest.Must(t, l.Add(accs[1500:]), "Add (buffered)")
 		if _, err := l.Commit(2); !errors.Is(err, trie.ErrStale) {
 			t.Fatalf("%v: Commit after a Persist: %v, want ErrStale", f, err)
 		}

@@ -1,4 +1,4 @@
-package trie_test
+package rocks_test
 
 import (
 	"encoding/binary"
@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/hexstate/hexstate/internal/trietest"
 
 	"github.com/hexstate/hexstate/hashkey"
 	"github.com/hexstate/hexstate/rocks"
@@ -20,7 +22,7 @@ import (
 // smaller than the data, the case the v2 layout is for.
 //
 // Setup (not timed): per format, a store of N random 32-byte keys with 80-byte
-// values is built, compacted and closed. Each op then reopens it cold (new 8 MiB
+// values is built, compacted and closed. trietest.Each op then reopens it cold (new 8 MiB
 // block cache, new 8 MiB vertex cache, RocksDB statistics on), updates U random
 // existing keys in one frame and computes the root; the frame is rolled back, so
 // every op sees the same data. Reported per op:
@@ -64,29 +66,29 @@ func BenchmarkLayout(b *testing.B) {
 				b.StopTimer()
 				st, err := rocks.Open(filepath.Join(dir, l.name), &rocks.Options{
 					BlockCacheBytes: cache, Statistics: true, BackgroundJobs: 2})
-				phMust(b, err, "rocks.Open")
+				trietest.Must(b, err, "rocks.Open")
 				db, err := trie.Open(st, &trie.Options{Format: f, CacheBytes: cache, NoChildKeys: l.noChild})
-				phMust(b, err, "trie.Open")
+				trietest.Must(b, err, "trie.Open")
 				bs0, err := st.BlockStats()
-				phMust(b, err, "BlockStats")
+				trietest.Must(b, err, "BlockStats")
 				rs0 := db.BackendStats()
 				b.StartTimer()
 
 				fr := db.Begin()
 				for j, k := range idx {
 					binary.BigEndian.PutUint64(val, uint64(j+1))
-					phMust(b, trie.G(fr).Put(layKey(k), val), "Put")
+					trietest.Must(b, trietest.G(fr).Put(layKey(k), val), "Put")
 				}
-				root, err := trie.G(fr).Hash()
-				phMust(b, err, "Hash")
+				root, err := trietest.G(fr).Hash()
+				trietest.Must(b, err, "Hash")
 
 				b.StopTimer()
 				bs1, err := st.BlockStats()
-				phMust(b, err, "BlockStats")
+				trietest.Must(b, err, "BlockStats")
 				d := bs1.Sub(bs0)
 				blocks.DataBlockReads += d.DataBlockReads
 				blocks.FileReadBytes += d.FileReadBytes
-				rs := phStats(db.BackendStats(), rs0)
+				rs := trietest.StatsDiff(db.BackendStats(), rs0)
 				reads.PointReads += rs.PointReads
 				reads.RangeReads += rs.RangeReads
 				reads.Records += rs.Records
@@ -97,7 +99,7 @@ func BenchmarkLayout(b *testing.B) {
 				}
 				roots[l.name] = root
 				fr.Rollback()
-				phMust(b, db.Close(), "Close")
+				trietest.Must(b, db.Close(), "Close")
 				b.StartTimer()
 			}
 			per := func(x uint64) float64 { return float64(x) / float64(b.N) }
@@ -149,9 +151,9 @@ func layKey(i int) []byte {
 // and returns the size of its SST files.
 func layBuild(b *testing.B, dir string, f vertex.Format, noChild bool, n int) int64 {
 	st, err := rocks.Open(dir, &rocks.Options{BackgroundJobs: 2})
-	phMust(b, err, "rocks.Open")
+	trietest.Must(b, err, "rocks.Open")
 	db, err := trie.Open(st, &trie.Options{Format: f, NoChildKeys: noChild})
-	phMust(b, err, "trie.Open")
+	trietest.Must(b, err, "trie.Open")
 	r := rand.New(rand.NewPCG(uint64(n), 80))
 	val := make([]byte, 80)
 	for start, block := 0, uint64(1); start < n; start, block = start+100_000, block+1 {
@@ -160,12 +162,12 @@ func layBuild(b *testing.B, dir string, f vertex.Format, noChild bool, n int) in
 			for j := 0; j < len(val); j += 8 {
 				binary.LittleEndian.PutUint64(val[j:], r.Uint64())
 			}
-			phMust(b, trie.G(fr).Put(layKey(i), val), "Put")
+			trietest.Must(b, trietest.G(fr).Put(layKey(i), val), "Put")
 		}
-		phMust(b, db.Persist(fr, block), "Persist(%d)", block)
+		trietest.Must(b, db.Persist(fr, block), "Persist(%d)", block)
 	}
-	phMust(b, st.Compact(), "Compact")
-	phMust(b, db.Close(), "Close")
+	trietest.Must(b, st.Compact(), "Compact")
+	trietest.Must(b, db.Close(), "Close")
 	var size int64
 	ents, _ := os.ReadDir(dir)
 	for _, e := range ents {

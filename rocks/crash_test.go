@@ -1,4 +1,4 @@
-package trie_test
+package rocks_test
 
 import (
 	"bufio"
@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hexstate/hexstate/internal/trietest"
+
 	"github.com/hexstate/hexstate/hashkey"
 	"github.com/hexstate/hexstate/internal/ethtests"
 	"github.com/hexstate/hexstate/rocks"
@@ -23,7 +25,7 @@ import (
 // Crash safety: TestCrash runs this test binary again as a child process
 // (TestCrashChild, selected by -test.run and enabled by environment variables)
 // that persists block after block into a RocksDB directory, and SIGKILLs it at a
-// random moment, over and over on the same directory. Each child continues from
+// random moment, over and over on the same directory. trietest.Each child continues from
 // the block the store says was persisted last.
 //
 // Block B's changes are derived from B alone (a seeded PRNG), so the parent can
@@ -42,19 +44,19 @@ const (
 )
 
 // crashApply applies block b's changes to fr (and to the models, when not nil).
-func crashApply(t testing.TB, mode string, fr *trie.Frame, b uint64, m phModel, st *phState) {
+func crashApply(t testing.TB, mode string, fr *trie.Frame, b uint64, m trietest.KeyModel, st *trietest.BlockState) {
 	t.Helper()
 	switch mode {
 	case "generic":
 		if m == nil {
-			m = phModel{}
+			m = trietest.KeyModel{}
 		}
-		phApply(t, fr, m, phOps(b, 60, phUniverse, 30), int(b))
+		trietest.ApplyKeys(t, fr, m, trietest.KeyOps(b, 60, trietest.Universe, 30), int(b))
 	case "state":
 		if st == nil {
-			st = &phState{accts: map[int]trie.Account{}, slots: map[int]map[int]uint64{}}
+			st = &trietest.BlockState{Accts: map[int]trie.Account{}, Slots: map[int]map[int]uint64{}}
 		}
-		st.apply(t, fr, rand.New(rand.NewPCG(b, 77)), int(b), 12)
+		st.Apply(t, fr, rand.New(rand.NewPCG(b, 77)), int(b), 12)
 	default:
 		t.Fatalf("unknown crash mode %q", mode)
 	}
@@ -72,22 +74,22 @@ func TestCrashChild(t *testing.T) {
 		t.Skip("the child process of TestCrash")
 	}
 	f, err := strconv.Atoi(os.Getenv(crashEnvFormat))
-	phMust(t, err, "format")
+	trietest.Must(t, err, "format")
 	mode := os.Getenv(crashEnvMode)
 	st, err := rocks.Open(dir, crashRocksOptions())
-	phMust(t, err, "child: rocks.Open")
+	trietest.Must(t, err, "child: rocks.Open")
 	db, err := trie.Open(st, &trie.Options{Format: vertex.Format(f)})
-	phMust(t, err, "child: trie.Open")
+	trietest.Must(t, err, "child: trie.Open")
 	log, err := os.OpenFile(os.Getenv(crashEnvLog), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	phMust(t, err, "child: log")
+	trietest.Must(t, err, "child: log")
 	for b := db.Block() + 1; b < 1<<20; b++ {
 		fr := db.Begin()
 		crashApply(t, mode, fr, b, nil, nil)
-		root := phHash(t, fr)
+		root := trietest.FrameHash(t, fr)
 		_, err := fmt.Fprintf(log, "%d %x\n", b, root[:])
-		phMust(t, err, "child: writing the log")
-		phMust(t, log.Sync(), "child: syncing the log")
-		phMust(t, db.Persist(fr, b), "child: Persist(%d)", b)
+		trietest.Must(t, err, "child: writing the log")
+		trietest.Must(t, log.Sync(), "child: syncing the log")
+		trietest.Must(t, db.Persist(fr, b), "child: Persist(%d)", b)
 	}
 }
 
@@ -99,7 +101,7 @@ func crashLog(t *testing.T, path string) (map[uint64]hashkey.Hash, uint64) {
 	if os.IsNotExist(err) {
 		return nil, 0
 	}
-	phMust(t, err, "reading the log")
+	trietest.Must(t, err, "reading the log")
 	roots := map[uint64]hashkey.Hash{}
 	var last uint64
 	sc := bufio.NewScanner(bytes.NewReader(data))
@@ -125,15 +127,15 @@ type crashRef struct {
 	mode  string
 	block uint64
 	fr    *trie.Frame
-	m     phModel
-	st    *phState
+	m     trietest.KeyModel
+	st    *trietest.BlockState
 }
 
 func newCrashRef(t *testing.T, mode string) *crashRef {
 	db, err := trie.Open(trie.NewMemoryBackend(), nil)
-	phMust(t, err, "reference Open")
-	return &crashRef{mode: mode, fr: db.Begin(), m: phModel{},
-		st: &phState{accts: map[int]trie.Account{}, slots: map[int]map[int]uint64{}}}
+	trietest.Must(t, err, "reference Open")
+	return &crashRef{mode: mode, fr: db.Begin(), m: trietest.KeyModel{},
+		st: &trietest.BlockState{Accts: map[int]trie.Account{}, Slots: map[int]map[int]uint64{}}}
 }
 
 func (r *crashRef) advance(t *testing.T, to uint64) hashkey.Hash {
@@ -144,7 +146,7 @@ func (r *crashRef) advance(t *testing.T, to uint64) hashkey.Hash {
 	for ; r.block < to; r.block++ {
 		crashApply(t, r.mode, r.fr, r.block+1, r.m, r.st)
 	}
-	return phHash(t, r.fr)
+	return trietest.FrameHash(t, r.fr)
 }
 
 func TestCrash(t *testing.T) {
@@ -160,7 +162,7 @@ func TestCrash(t *testing.T) {
 		kills, maxSleep = 13, 300 // 52 in all; a race binary starts and runs slower
 	}
 	for _, mode := range []string{"generic", "state"} {
-		for _, f := range phFormats {
+		for _, f := range trietest.Formats {
 			t.Run(mode+"/"+f.String(), func(t *testing.T) {
 				crashRun(t, mode, f, kills, maxSleep)
 			})
@@ -184,7 +186,7 @@ func crashRun(t *testing.T, mode string, f vertex.Format, kills, maxSleep int) {
 		roots, last := crashLog(t, logPath)
 		_, db := crashReopen(t, k, dir, f)
 		b := db.Block()
-		root := phRoot(t, db)
+		root := trietest.DBRoot(t, db)
 		switch {
 		case b < prev:
 			t.Fatalf("kill %d: store at block %d after being at %d: a persisted block was lost", k, b, prev)
@@ -202,15 +204,15 @@ func crashRun(t *testing.T, mode string, f vertex.Format, kills, maxSleep int) {
 			t.Fatalf("kill %d: store at block %d with root %v, reference %v", k, b, root, want)
 		}
 		fr := db.Begin()
-		if got := phHash(t, fr); got != root {
+		if got := trietest.FrameHash(t, fr); got != root {
 			t.Fatalf("kill %d: Hash of a fresh fr %v, StateRoot %v", k, got, root)
 		}
 		if mode == "generic" {
-			phCheckModel(t, fr, ref.m, phUniverse)
+			trietest.CheckKeys(t, fr, ref.m, trietest.Universe)
 		} else {
-			ref.st.check(t, fr, nil)
+			ref.st.Check(t, fr, nil)
 		}
-		phMust(t, db.Close(), "kill %d: Close", k)
+		trietest.Must(t, db.Close(), "kill %d: Close", k)
 		if t.Failed() {
 			t.FailNow()
 		}
@@ -231,7 +233,7 @@ func crashStart(t *testing.T, test string, env ...string) (cmd *exec.Cmd, out *b
 	cmd = exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.count=1")
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdout, cmd.Stderr = out, out
-	phMust(t, cmd.Start(), "starting the child")
+	trietest.Must(t, cmd.Start(), "starting the child")
 	return cmd, out
 }
 
@@ -249,7 +251,7 @@ func crashKill(t *testing.T, k int, cmd *exec.Cmd, out *bytes.Buffer) {
 func crashReopen(t *testing.T, k int, dir string, f vertex.Format) (*rocks.Store, *trie.DB) {
 	t.Helper()
 	st, err := rocks.Open(dir, crashRocksOptions())
-	phMust(t, err, "kill %d: rocks.Open after the kill", k)
+	trietest.Must(t, err, "kill %d: rocks.Open after the kill", k)
 	db, err := trie.Open(st, &trie.Options{Format: f})
 	if err != nil {
 		st.Close()

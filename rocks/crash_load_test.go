@@ -1,4 +1,4 @@
-package trie_test
+package rocks_test
 
 import (
 	"math/rand"
@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/hexstate/hexstate/internal/trietest"
 
 	"github.com/hexstate/hexstate/hashkey"
 	"github.com/hexstate/hexstate/internal/ethtests"
@@ -30,7 +32,7 @@ func crashLoadState() []trie.AccountLeaf {
 	if ethtests.RaceEnabled {
 		n = 40000
 	}
-	return randomAccountLeaves(rand.New(rand.NewSource(21)), n, 4, 12)
+	return trietest.RandomAccountLeaves(rand.New(rand.NewSource(21)), n, 4, 12)
 }
 
 // crashEnvDone names the file a child creates once its load has committed.
@@ -44,23 +46,23 @@ func TestCrashLoadChild(t *testing.T) {
 		t.Skip("the child process of TestCrashLoad")
 	}
 	f, err := strconv.Atoi(os.Getenv(crashEnvFormat))
-	phMust(t, err, "format")
+	trietest.Must(t, err, "format")
 	st, err := rocks.Open(dir, crashRocksOptions())
-	phMust(t, err, "child: rocks.Open")
+	trietest.Must(t, err, "child: rocks.Open")
 	db, err := trie.Open(st, &trie.Options{Format: vertex.Format(f)})
-	phMust(t, err, "child: trie.Open")
+	trietest.Must(t, err, "child: trie.Open")
 	if r, _ := db.StateRoot(); r == hashkey.EmptyRoot {
 		l, err := db.NewStateLoader()
-		phMust(t, err, "child: NewStateLoader")
+		trietest.Must(t, err, "child: NewStateLoader")
 		for rest := crashLoadState(); len(rest) > 0; {
 			n := min(len(rest), 1000)
-			phMust(t, l.Add(rest[:n]), "child: Add")
+			trietest.Must(t, l.Add(rest[:n]), "child: Add")
 			rest = rest[n:]
 		}
 		_, err = l.Commit(1)
-		phMust(t, err, "child: Commit")
+		trietest.Must(t, err, "child: Commit")
 	}
-	phMust(t, os.WriteFile(os.Getenv(crashEnvDone), nil, 0o644), "child: done file")
+	trietest.Must(t, os.WriteFile(os.Getenv(crashEnvDone), nil, 0o644), "child: done file")
 	time.Sleep(time.Hour) // until killed
 }
 
@@ -72,11 +74,11 @@ func TestCrashLoad(t *testing.T) {
 		t.Skip("in the child process")
 	}
 	state := crashLoadState()
-	for _, f := range phFormats {
+	for _, f := range trietest.Formats {
 		t.Run(f.String(), func(t *testing.T) {
 			ref, _ := trie.Open(trie.NewMemoryBackend(), &trie.Options{Format: f})
 			rtx := ref.Begin()
-			phMust(t, rtx.BulkLoadAccounts(state), "reference BulkLoadAccounts")
+			trietest.Must(t, rtx.BulkLoadAccounts(state), "reference BulkLoadAccounts")
 			want, _ := rtx.StateRoot()
 
 			dir := filepath.Join(t.TempDir(), "db")
@@ -105,13 +107,13 @@ func TestCrashLoad(t *testing.T) {
 				crashKill(t, k, cmd, out)
 
 				st, db := crashReopen(t, k, dir, f)
-				switch root := phRoot(t, db); {
+				switch root := trietest.DBRoot(t, db); {
 				case root == hashkey.EmptyRoot && db.Block() == 0:
 					empty++
-					// Records of the unfinished load above the top: the kill came
+					// trietest.Records of the unfinished load above the top: the kill came
 					// after at least one batch was written.
 					n := 0
-					phMust(t, st.VertexRange(phAdminTop(t, st)+1, 1<<30, func(vertex.ID, []byte) error { n++; return nil }), "VertexRange")
+					trietest.Must(t, st.VertexRange(trietest.AdminTop(t, st)+1, 1<<30, func(vertex.ID, []byte) error { n++; return nil }), "VertexRange")
 					if n > 0 {
 						midLoad++
 					}
@@ -130,13 +132,13 @@ func TestCrashLoad(t *testing.T) {
 							}
 						}
 					}
-					if got := phHash(t, fr); got != want {
+					if got := trietest.FrameHash(t, fr); got != want {
 						t.Fatalf("kill %d: re-hashed root %v, want %v", k, got, want)
 					}
 				default:
 					t.Fatalf("kill %d: store at block %d with root %v: neither empty nor the loaded state %v", k, db.Block(), root, want)
 				}
-				phMust(t, db.Close(), "kill %d: Close", k)
+				trietest.Must(t, db.Close(), "kill %d: Close", k)
 			}
 			t.Logf("%d kills left the store empty (%d of them with written batches of the unfinished load), %d found it loaded", empty, midLoad, loaded)
 			if loaded == 0 {

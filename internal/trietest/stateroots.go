@@ -1,4 +1,6 @@
-package trie_test
+package trietest
+
+// The go-ethereum state-root fixtures (from trie/stateroots_test.go), run on the stores given.
 
 import (
 	"bytes"
@@ -14,7 +16,6 @@ import (
 
 	"github.com/hexstate/hexstate/hashkey"
 	"github.com/hexstate/hexstate/internal/ethtests"
-	"github.com/hexstate/hexstate/rocks"
 	"github.com/hexstate/hexstate/trie"
 	"github.com/hexstate/hexstate/vertex"
 )
@@ -180,20 +181,21 @@ type stateBackend struct {
 	reopenable bool
 }
 
-func testRocksOptions() *rocks.Options {
-	return &rocks.Options{BlockCacheBytes: 8 << 20, WriteBufferBytes: 4 << 20, BackgroundJobs: 2}
-}
-
-var stateBackends = []stateBackend{
-	{name: "memory", open: func(t *testing.T, _ string) trie.Backend { return trie.NewMemoryBackend() }},
-	{name: "rocksdb", reopenable: true, open: func(t *testing.T, dir string) trie.Backend {
-		t.Helper()
-		s, err := rocks.Open(dir, testRocksOptions())
-		if err != nil {
-			t.Fatalf("rocks.Open(%s): %v", dir, err)
+// stateBackends are the backends of stores: a memory backend is new on every
+// open (it is not reopenable), the others reopen their directory.
+func stateBackends(stores []Opener) []stateBackend {
+	var out []stateBackend
+	for _, o := range stores {
+		if o.Open == nil {
+			out = append(out, stateBackend{name: o.Name, open: func(t *testing.T, _ string) trie.Backend { return trie.NewMemoryBackend() }})
+			continue
 		}
-		return s
-	}},
+		out = append(out, stateBackend{name: o.Name, reopenable: true, open: func(t *testing.T, dir string) trie.Backend {
+			t.Helper()
+			return o.Open(t, dir)
+		}})
+	}
+	return out
 }
 
 // openStateDB opens a DB of format f on b; Cleanup closes both.
@@ -250,15 +252,15 @@ func (m *mismatches) report(t *testing.T, total int) {
 		m.what, m.n, total, min(m.n, maxReported), m.smallest, m.smallMsg)
 }
 
-func TestStateRoots(t *testing.T) {
+func StateRoots(t *testing.T, stores ...Opener) {
 	step := stateSampleStep(t)
 	start := time.Now()
 	states := loadStates(t, func(i int) bool { return i%step == 0 })
 	t.Logf("loaded %d of %d states in %v", len(states), ethtests.StateRootsCount, time.Since(start).Round(time.Millisecond))
 
-	for _, be := range stateBackends {
+	for _, be := range stateBackends(stores) {
 		t.Run(be.name, func(t *testing.T) {
-			for _, f := range trieFormats {
+			for _, f := range Formats {
 				t.Run(f.String(), func(t *testing.T) {
 					what := fmt.Sprintf("[%s %v]", be.name, f)
 					start := time.Now()
@@ -297,7 +299,7 @@ func TestStateRoots(t *testing.T) {
 // TestStateRootsPersist persists a sample of states into fresh DBs, each on top of
 // the state before it in the file (often the same test's pre state), and checks
 // the root before and after Persist and, for RocksDB, after reopening.
-func TestStateRootsPersist(t *testing.T) {
+func StateRootsPersist(t *testing.T, stores ...Opener) {
 	const every = 500
 	keep := func(i int) bool { return i > 0 && (i%every == 0 || (i+1)%every == 0) }
 	all := loadStates(t, keep)
@@ -318,9 +320,9 @@ func TestStateRootsPersist(t *testing.T) {
 		pairs = p
 	}
 
-	for _, be := range stateBackends {
+	for _, be := range stateBackends(stores) {
 		t.Run(be.name, func(t *testing.T) {
-			for _, f := range trieFormats {
+			for _, f := range Formats {
 				t.Run(f.String(), func(t *testing.T) {
 					bad := &mismatches{what: fmt.Sprintf("[%s %v persist]", be.name, f)}
 					for _, p := range pairs {
@@ -401,16 +403,16 @@ func persistPair(t *testing.T, be stateBackend, f vertex.Format, from, to *state
 // (block i+1 holds state i), checking the root of every transition before and
 // after Persist. This drives deletes of accounts and slots and many Persists on a
 // non-empty base, which TestStateRoots does not.
-func TestStateRootsChain(t *testing.T) {
+func StateRootsChain(t *testing.T, stores ...Opener) {
 	limit := ethtests.StateRootsCount
 	if (testing.Short() || ethtests.RaceEnabled) && os.Getenv("HEXSTATE_STATEROOTS_ALL") != "1" {
 		limit = 1000
 		t.Logf("short/race: chaining the first %d of %d states", limit, ethtests.StateRootsCount)
 	}
 	states := loadStates(t, func(i int) bool { return i < limit })
-	for _, be := range stateBackends {
+	for _, be := range stateBackends(stores) {
 		t.Run(be.name, func(t *testing.T) {
-			for _, f := range trieFormats {
+			for _, f := range Formats {
 				t.Run(f.String(), func(t *testing.T) {
 					what := fmt.Sprintf("[%s %v chain]", be.name, f)
 					start := time.Now()

@@ -1,0 +1,22 @@
+package rocks_test
+
+import (
+	"testing"
+
+	"github.com/hexstate/hexstate/rocks"
+	"github.com/hexstate/hexstate/trie"
+	"github.com/hexstate/hexstate/trie/backendtest"
+)
+
+// TestBackendConformance runs the trie.Backend conformance suite on the
+// RocksDB store, including durability across Close and reopen.
+func TestBackendConformance(t *testing.T) {
+	backendtest.RunDurable(t, func(t *testing.T, dir string) trie.Backend {
+		s, err := rocks.Open(dir, &rocks.Options{BlockCacheBytes: 8 << 20, WriteBufferBytes: 1 << 20, BackgroundJobs: 2})
+		if err != nil {
+			t.Fatalf("rocks.Open(%s): %v", dir, err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	})
+}
