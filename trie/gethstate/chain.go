@@ -148,7 +148,7 @@ func (c *Chain) Insert(h *types.Header, fr *trie.Frame) error {
 	}
 	if common.Hash(root) != h.Root {
 		fr.Rollback()
-		return fmt.Errorf("%w: block %d %x: hexstate %x, header %x", ErrRootMismatch, number, hash, root, h.Root)
+		return fmt.Errorf("%w: block %d %x: hexstate %x, header %x", ErrRootMismatch, number, hash, common.Hash(root), h.Root)
 	}
 	c.stats.Blocks++
 	if c.blocks[hash] != nil { // executed again: keep the frame we have
