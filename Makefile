@@ -1,10 +1,12 @@
 # hexstate: `make run` runs the demo (an embedded RocksDB, no server);
-# `make test` runs vet and the race-enabled tests of the library and of the
-# go-ethereum oracle module. Both install what is missing first.
+# `make test` runs vet and the race-enabled tests of the library, of the
+# go-ethereum oracle module and of the go-ethereum bridge module trie/gethstate.
+# Both install what is missing first.
 
 GO      ?= go
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 ORACLE  := cmd/trie-bench
+GETHSTATE := trie/gethstate
 
 .PHONY: deps run test vet bench fuzz
 
@@ -24,10 +26,12 @@ run: deps
 vet: deps
 	$(GO) vet ./...
 	cd $(ORACLE) && $(GO) vet ./...
+	cd $(GETHSTATE) && $(GO) vet ./...
 
 test: vet
 	$(GO) test -race ./...
 	cd $(ORACLE) && $(GO) test -race ./...
+	cd $(GETHSTATE) && $(GO) test -race ./...
 
 bench: deps
 	cd $(ORACLE) && $(GO) test -run XXX -bench . -benchmem -count 6 .
