@@ -14,8 +14,21 @@ import (
 // Frames on forks that do not descend from fr answer ErrStale from then on;
 // frames begun on fr carry on. fr itself is sealed.
 //
+// block must not be below the block the database is persisted at (else the
+// error wraps ErrBlockOrder): block numbers never go backwards. It may equal it,
+// for the first persist of a new database at block 0 or for a state written in
+// several persists under one block. Persisting the base again under its own
+// block is a no-op. A nil frame (ErrNilFrame) or a frame of another database
+// (ErrForeignFrame) is refused.
+//
 // If the write fails nothing changes: the frames and the base stay as they were.
 func (db *DB) Persist(fr *Frame, block uint64) error {
+	if fr == nil || fr.db == nil {
+		return fmt.Errorf("trie: persist block %d: %w", block, ErrNilFrame)
+	}
+	if fr.db != db {
+		return fmt.Errorf("trie: persist block %d: %w", block, ErrForeignFrame)
+	}
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	if err := fr.check(false); err != nil {
@@ -33,6 +46,9 @@ func (db *DB) Persist(fr *Frame, block uint64) error {
 			return nil
 		}
 		return fmt.Errorf("trie: persist block %d: the frame is already persisted as block %d", block, db.block)
+	}
+	if block < db.block {
+		return fmt.Errorf("trie: persist block %d: %w: the database is at block %d", block, ErrBlockOrder, db.block)
 	}
 	root, err := fr.hash()
 	if err != nil {
