@@ -26,3 +26,13 @@ func HoldRead(fr *Frame) (release func()) {
 	fr.use.RLock()
 	return fr.use.RUnlock
 }
+
+// CheckInvariants walks fr's whole state and returns nil or an error naming
+// the first vertices that break the trie's invariants (see invariants.go).
+func CheckInvariants(fr *Frame) error {
+	if err := fr.enter(useRead, "check invariants"); err != nil {
+		return err
+	}
+	defer fr.leave(useRead)
+	return fr.checkInvariants()
+}

@@ -219,6 +219,9 @@ func fxCheckRoot(t testing.TB, fr *trie.Frame, f vertex.Format, m fxModel, what 
 	if err != nil {
 		t.Fatalf("%s: StateRoot: %v", what, err)
 	}
+	if err := trie.CheckInvariants(fr); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
 	if want := fxRebuildRoot(t, f, m); got != want {
 		t.Fatalf("%s: StateRoot = %v, a fresh single-frame rebuild gives %v", what, got, want)
 	}

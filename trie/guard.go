@@ -52,14 +52,24 @@ func (fr *Frame) enter(k useKind, op string) error {
 		}
 	}
 	if err := fr.check(k == useWrite); err != nil {
-		fr.leave(k)
+		fr.release(k)
 		return err
 	}
 	return nil
 }
 
-// leave releases what enter(k) took.
+// leave ends a call enter(k) let in: after a write, builds with the
+// `invariants` tag check the frame (see assertInvariants); then it releases
+// what enter took.
 func (fr *Frame) leave(k useKind) {
+	if k == useWrite {
+		fr.assertInvariants("after a write")
+	}
+	fr.release(k)
+}
+
+// release releases what enter(k) took.
+func (fr *Frame) release(k useKind) {
 	db := fr.db
 	switch k {
 	case useRead:

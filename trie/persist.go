@@ -54,6 +54,9 @@ func (db *DB) Persist(fr *Frame, block uint64) error {
 	if err != nil {
 		return fmt.Errorf("trie: persist: hashing: %w", err)
 	}
+	if invariants {
+		fr.assertInvariants(fmt.Sprintf("persisting block %d", block))
+	}
 	a := admin{format: db.format, top: fr.alloc.Top, block: block, root: root}
 	batch := vertex.Batch{Admin: a.encode()}
 	changes, size := chainChanges(chain)

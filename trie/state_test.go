@@ -160,6 +160,9 @@ func fxProofState(t *testing.T, db *trie.DB) (*trie.Frame, fxModel) {
 	fxSet(t, fr, m, fxAddr(1000), fxSlot(7), 0)
 	fxSet(t, fr, m, fxAddr(10), fxSlot(0), 0)
 	fxDelete(t, fr, m, fxAddr(20))
+	if err := trie.CheckInvariants(fr); err != nil { // keys void along the changed paths
+		t.Fatal(err)
+	}
 	return fr, m
 }
 
