@@ -125,9 +125,13 @@ func Run(ctx context.Context, src, dst *trie.DB, checkpointDir string, opts Opti
 			return hashkey.Hash{}, fmt.Errorf("migrate: reading accounts: %w", err)
 		}
 	}
-	cp.done = true
-	if _, err = commitChunk(dst, tx, &cp, checkpointDir, want, src.Block()); err != nil {
-		return hashkey.Hash{}, err
+	// A checkpoint marked done was written after the final persist: only the
+	// verification is left (persisting the same block again would be refused).
+	if !(resumed && cp.done) {
+		cp.done = true
+		if _, err = commitChunk(dst, tx, &cp, checkpointDir, want, src.Block()); err != nil {
+			return hashkey.Hash{}, err
+		}
 	}
 	report(opts.Progress, &cp, start)
 	got, err := dst.StateRoot()

@@ -41,11 +41,10 @@ type SlotLeaf struct {
 // fails, changing nothing, on unsorted or duplicate keys, zero slot values, or a
 // frame whose state is not empty.
 func (fr *Frame) BulkLoadAccounts(accounts []AccountLeaf) error {
-	fr.db.mu.RLock()
-	defer fr.db.mu.RUnlock()
-	if err := fr.check(true); err != nil {
+	if err := fr.enter(useWrite, "bulk load accounts"); err != nil {
 		return err
 	}
+	defer fr.leave(useWrite)
 	if err := fr.checkEmpty(); err != nil {
 		return err
 	}
@@ -81,11 +80,10 @@ func (fr *Frame) BulkLoadAccounts(accounts []AccountLeaf) error {
 // increasing and their non-empty values. It fails, changing nothing, on unsorted
 // or duplicate keys, empty values, or a frame whose trie is not empty.
 func (fr *Frame) bulkLoad(keys, values [][]byte) error {
-	fr.db.mu.RLock()
-	defer fr.db.mu.RUnlock()
-	if err := fr.check(true); err != nil {
+	if err := fr.enter(useWrite, "bulk load"); err != nil {
 		return err
 	}
+	defer fr.leave(useWrite)
 	if len(keys) != len(values) {
 		return fmt.Errorf("%w: %d keys but %d values", ErrBulkLoad, len(keys), len(values))
 	}

@@ -57,3 +57,26 @@ var errTooDeep = &vertex.CorruptError{Reason: fmt.Sprintf("trie deeper than %d v
 // ErrSealed is returned when writing to a frame that has a child frame or was
 // persisted; write to a new child frame instead.
 var ErrSealed = errors.New("trie: frame is sealed (it has a child frame or was persisted)")
+
+// ErrNilFrame is returned, wrapped with the call it concerns, when a nil *Frame
+// (or a zero Frame not made by DB.Begin or Frame.Begin) is passed to
+// DB.Persist or used as a receiver. Nothing is read or written.
+var ErrNilFrame = errors.New("trie: nil frame (frames come from DB.Begin or Frame.Begin)")
+
+// ErrForeignFrame is returned, wrapped, by DB.Persist for a frame begun on
+// another database. Neither database changes.
+var ErrForeignFrame = errors.New("trie: the frame belongs to another database")
+
+// ErrBlockOrder is returned, wrapped with both block numbers, by DB.Persist
+// for a block number not above the one the database is persisted at: block
+// numbers only go forward (block 0, "before any block", may repeat). Nothing
+// changes.
+var ErrBlockOrder = errors.New("trie: block number not above the persisted block")
+
+// ErrConcurrentWrite is returned, wrapped with the call it concerns, by a
+// write to a frame (UpdateAccount, DeleteAccount, UpdateStorage, a bulk load,
+// the generic Put and Delete) that another goroutine is using at the same
+// time: writing one frame from several goroutines is a misuse, detected
+// instead of corrupting the frame. The write changes nothing; the frame holds
+// exactly the writes that succeeded.
+var ErrConcurrentWrite = errors.New("trie: concurrent use of a frame by a write")

@@ -18,3 +18,11 @@ func (g Generic) Hash() (hashkey.Hash, error)          { return g.fr.lockedHash(
 func (g Generic) Prove(key []byte) ([][]byte, error)   { return g.fr.prove(key) }
 func (g Generic) Iterator(start []byte) *Iterator      { return g.fr.iterator(start) }
 func (g Generic) BulkLoad(keys, values [][]byte) error { return g.fr.bulkLoad(keys, values) }
+
+// HoldRead makes the caller a reader of fr, as a read in progress on another
+// goroutine would, until release is called: tests use it to overlap a write
+// with a read deterministically.
+func HoldRead(fr *Frame) (release func()) {
+	fr.use.RLock()
+	return fr.use.RUnlock
+}

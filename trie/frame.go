@@ -1,6 +1,8 @@
 package trie
 
 import (
+	"sync"
+
 	"github.com/hexstate/hexstate/hashkey"
 	"github.com/hexstate/hexstate/trie/internal/framestore"
 	"github.com/hexstate/hexstate/vertex"
@@ -25,11 +27,16 @@ const (
 // reads fall through to the parent and then to the database. A frame holds only
 // the vertices it changed, so its memory is proportional to its changes.
 //
-// A Frame is not safe for concurrent use by several goroutines, but different frames
-// may be used concurrently. A frame is sealed (read-only) once a child frame has
-// begun on it or it has been persisted.
+// Several goroutines may read one frame at once (reads include StateRoot and the
+// proofs, which wait for each other), and different frames may be used
+// concurrently. A write needs the frame to itself: a write that overlaps any
+// other call on the same frame fails with ErrConcurrentWrite and changes
+// nothing, and a read or hash that overlaps a write waits for it (see
+// guard.go). A frame is sealed (read-only) once a child frame has begun on it
+// or it has been persisted.
 type Frame struct {
 	db      *DB
+	use     sync.RWMutex // see guard.go: shared by reads, exclusive for a write or a hash
 	parent  *Frame
 	vtx     vertexStore // the vertices this frame changed
 	alloc   vertex.Allocator
@@ -64,8 +71,12 @@ func (fr *Frame) Begin() *Frame {
 	return newFrame(fr.db, fr, fr.alloc)
 }
 
-// Rollback drops the frame and its changes. Frames begun on it turn stale.
+// Rollback drops the frame and its changes. Frames begun on it turn stale. On a
+// nil frame it does nothing.
 func (fr *Frame) Rollback() {
+	if fr == nil || fr.db == nil {
+		return
+	}
 	fr.db.mu.Lock()
 	defer fr.db.mu.Unlock()
 	if fr.state == live && fr != fr.db.base {

@@ -35,10 +35,9 @@ func (fr *Frame) iterator(start []byte) *Iterator {
 
 func (fr *Frame) iterate(root vertex.ID, start []byte) *Iterator {
 	it := &Iterator{fr: fr}
-	fr.db.mu.RLock()
-	defer fr.db.mu.RUnlock()
-	if it.err = fr.check(false); it.err == nil {
+	if it.err = fr.enter(useRead, "iterate"); it.err == nil {
 		it.push(root, 0, start, len(start) > 0, root != vertex.RootID)
+		fr.leave(useRead)
 	}
 	return it
 }
@@ -76,11 +75,10 @@ func (it *Iterator) Next() bool {
 	if it.err != nil {
 		return false
 	}
-	it.fr.db.mu.RLock()
-	defer it.fr.db.mu.RUnlock()
-	if it.err = it.fr.check(false); it.err != nil {
+	if it.err = it.fr.enter(useRead, "iterate"); it.err != nil {
 		return false
 	}
+	defer it.fr.leave(useRead)
 	for len(it.stack) > 0 && it.err == nil {
 		f := &it.stack[len(it.stack)-1]
 		end := f.plen + len(f.v.Path)

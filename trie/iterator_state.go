@@ -54,13 +54,12 @@ type StorageIterator struct{ it *Iterator }
 // StorageSlots returns an iterator over the slots >= start of the account at
 // addrHash (none when the account or its storage does not exist).
 func (fr *Frame) StorageSlots(addrHash, start hashkey.Hash) *StorageIterator {
-	fr.db.mu.RLock()
-	err := fr.check(false)
+	err := fr.enter(useRead, "storage slots")
 	var a *vertex.Vertex
 	if err == nil {
 		a, err = fr.findAccount(addrHash)
+		fr.leave(useRead)
 	}
-	fr.db.mu.RUnlock()
 	if err != nil || a == nil || a.Acc.Storage == vertex.NoID {
 		return &StorageIterator{&Iterator{fr: fr, err: err}}
 	}

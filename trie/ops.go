@@ -15,11 +15,10 @@ func (fr *Frame) putKey(key, value []byte) error {
 	if len(value) == 0 {
 		return fr.deleteKey(key)
 	}
-	fr.db.mu.RLock()
-	defer fr.db.mu.RUnlock()
-	if err := fr.check(true); err != nil {
+	if err := fr.enter(useWrite, "put"); err != nil {
 		return err
 	}
+	defer fr.leave(useWrite)
 	var nb [64]byte
 	p := payload{kind: vertex.RawPayload, value: fr.copyValue(value)}
 	return fr.merge(vertex.RootID, hashkey.AppendNibbles(nb[:0], key), &p, false)
@@ -27,11 +26,10 @@ func (fr *Frame) putKey(key, value []byte) error {
 
 // getKey returns the value stored under key, or nil when there is none.
 func (fr *Frame) getKey(key []byte) ([]byte, error) {
-	fr.db.mu.RLock()
-	defer fr.db.mu.RUnlock()
-	if err := fr.check(false); err != nil {
+	if err := fr.enter(useRead, "get"); err != nil {
 		return nil, err
 	}
+	defer fr.leave(useRead)
 	var nb [64]byte
 	v, err := fr.find(vertex.RootID, hashkey.AppendNibbles(nb[:0], key), false)
 	if v == nil || err != nil {
@@ -42,11 +40,10 @@ func (fr *Frame) getKey(key []byte) ([]byte, error) {
 
 // deleteKey removes key; deleting an absent key is not an error.
 func (fr *Frame) deleteKey(key []byte) error {
-	fr.db.mu.RLock()
-	defer fr.db.mu.RUnlock()
-	if err := fr.check(true); err != nil {
+	if err := fr.enter(useWrite, "delete"); err != nil {
 		return err
 	}
+	defer fr.leave(useWrite)
 	var nb [64]byte
 	_, err := fr.remove(vertex.RootID, hashkey.AppendNibbles(nb[:0], key), false)
 	return err
@@ -55,11 +52,10 @@ func (fr *Frame) deleteKey(key []byte) error {
 // lockedHash returns the root hash of the frame's trie, recomputing only the keys its
 // writes voided.
 func (fr *Frame) lockedHash() (hashkey.Hash, error) {
-	unlock := fr.lockForHash()
-	defer unlock()
-	if err := fr.check(false); err != nil {
+	if err := fr.enter(useHash, "hash"); err != nil {
 		return hashkey.Hash{}, err
 	}
+	defer fr.leave(useHash)
 	return fr.hash()
 }
 
@@ -105,19 +101,3 @@ func (fr *Frame) find(id vertex.ID, path []byte, must bool) (*vertex.Vertex, err
 
 // copyValue copies a caller's value into the frame's arena.
 func (fr *Frame) copyValue(v []byte) []byte { return fr.nibbles(v) }
-
-// lockForHash locks the database for computing keys in fr. Keys are memoized in
-// the frame's map; a sealed frame may be read by its children concurrently, so
-// hashing it takes the lock exclusively. A frame without children needs only the
-// shared lock.
-//
-// Reading fr.sealed before taking the lock is safe: only Begin on fr sets it,
-// and a frame is used by one goroutine at a time.
-func (fr *Frame) lockForHash() (unlock func()) {
-	if fr.sealed {
-		fr.db.mu.Lock()
-		return fr.db.mu.Unlock
-	}
-	fr.db.mu.RLock()
-	return fr.db.mu.RUnlock
-}

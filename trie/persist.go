@@ -15,8 +15,21 @@ import (
 // Frames on forks that do not descend from fr answer ErrStale from then on;
 // frames begun on fr carry on. fr itself is sealed.
 //
+// block must be above the block the database is persisted at (else the error
+// wraps ErrBlockOrder): block numbers only go forward. Block 0 is the one
+// exception: it stands for "before any block" (a genesis, or a state loaded in
+// several persists, as a migration does), so a database at block 0 accepts
+// block 0 again. Persisting the base again under its own block is a no-op. A nil frame (ErrNilFrame) or a frame of another database
+// (ErrForeignFrame) is refused.
+//
 // If the write fails nothing changes: the frames and the base stay as they were.
 func (db *DB) Persist(fr *Frame, block uint64) error {
+	if fr == nil || fr.db == nil {
+		return fmt.Errorf("trie: persist block %d: %w", block, ErrNilFrame)
+	}
+	if fr.db != db {
+		return fmt.Errorf("trie: persist block %d: %w", block, ErrForeignFrame)
+	}
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	if err := fr.check(false); err != nil {
@@ -35,9 +48,15 @@ func (db *DB) Persist(fr *Frame, block uint64) error {
 		}
 		return fmt.Errorf("trie: persist block %d: the frame is already persisted as block %d", block, db.block)
 	}
+	if block < db.block || (block == db.block && block != 0) {
+		return fmt.Errorf("trie: persist block %d: %w: the database is at block %d", block, ErrBlockOrder, db.block)
+	}
 	root, err := fr.hash()
 	if err != nil {
 		return fmt.Errorf("trie: persist: hashing: %w", err)
+	}
+	if invariants {
+		fr.assertInvariants(fmt.Sprintf("persisting block %d", block))
 	}
 	a := admin{format: db.format, top: fr.alloc.Top, block: block, root: root}
 	batch := vertex.Batch{Admin: a.encode()}

@@ -10,11 +10,10 @@ import (
 
 // prove returns the Merkle proof of key in the frame's trie (see proveAt).
 func (fr *Frame) prove(key []byte) ([][]byte, error) {
-	unlock := fr.lockForHash()
-	defer unlock()
-	if err := fr.check(false); err != nil {
+	if err := fr.enter(useHash, "prove"); err != nil {
 		return nil, err
 	}
+	defer fr.leave(useHash)
 	return fr.proveAt(vertex.RootID, hashkey.AppendNibbles(nil, key))
 }
 

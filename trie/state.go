@@ -37,11 +37,10 @@ var ErrNoAccount = errors.New("trie: no such account")
 // UpdateAccount creates or updates the account at addrHash. An existing account
 // keeps its storage.
 func (fr *Frame) UpdateAccount(addrHash hashkey.Hash, acc Account) error {
-	fr.db.mu.RLock()
-	defer fr.db.mu.RUnlock()
-	if err := fr.check(true); err != nil {
+	if err := fr.enter(useWrite, "update account"); err != nil {
 		return err
 	}
+	defer fr.leave(useWrite)
 	a := fr.newAccount()
 	*a = acc.vertexAccount()
 	var nb [64]byte
@@ -51,11 +50,10 @@ func (fr *Frame) UpdateAccount(addrHash hashkey.Hash, acc Account) error {
 
 // Account returns the account at addrHash and whether it exists.
 func (fr *Frame) Account(addrHash hashkey.Hash) (Account, bool, error) {
-	fr.db.mu.RLock()
-	defer fr.db.mu.RUnlock()
-	if err := fr.check(false); err != nil {
+	if err := fr.enter(useRead, "account"); err != nil {
 		return Account{}, false, err
 	}
+	defer fr.leave(useRead)
 	v, err := fr.findAccount(addrHash)
 	if v == nil || err != nil {
 		return Account{}, false, err
@@ -67,11 +65,10 @@ func (fr *Frame) Account(addrHash hashkey.Hash) (Account, bool, error) {
 // account created again afterwards, even in the same frame, starts with empty
 // storage. Deleting an absent account is not an error.
 func (fr *Frame) DeleteAccount(addrHash hashkey.Hash) error {
-	fr.db.mu.RLock()
-	defer fr.db.mu.RUnlock()
-	if err := fr.check(true); err != nil {
+	if err := fr.enter(useWrite, "delete account"); err != nil {
 		return err
 	}
+	defer fr.leave(useWrite)
 	v, err := fr.findAccount(addrHash)
 	if v == nil || err != nil {
 		return err
@@ -95,11 +92,10 @@ func (fr *Frame) DeleteAccount(addrHash hashkey.Hash) error {
 // UpdateStorage sets slot slotHash of the account at addrHash to value; zero (or
 // nil) deletes the slot. The account must exist (ErrNoAccount otherwise).
 func (fr *Frame) UpdateStorage(addrHash, slotHash hashkey.Hash, value *uint256.Int) error {
-	fr.db.mu.RLock()
-	defer fr.db.mu.RUnlock()
-	if err := fr.check(true); err != nil {
+	if err := fr.enter(useWrite, "update storage"); err != nil {
 		return err
 	}
+	defer fr.leave(useWrite)
 	// Read everything first (the account's path, then the storage trie), write
 	// after: an error leaves the frame unchanged.
 	var steps [65]pathStep
@@ -149,12 +145,11 @@ func (fr *Frame) UpdateStorage(addrHash, slotHash hashkey.Hash, value *uint256.I
 // Storage returns the value of slot slotHash of the account at addrHash (zero when
 // the slot or the account does not exist).
 func (fr *Frame) Storage(addrHash, slotHash hashkey.Hash) (uint256.Int, error) {
-	fr.db.mu.RLock()
-	defer fr.db.mu.RUnlock()
 	var x uint256.Int
-	if err := fr.check(false); err != nil {
+	if err := fr.enter(useRead, "storage"); err != nil {
 		return x, err
 	}
+	defer fr.leave(useRead)
 	a, err := fr.findAccount(addrHash)
 	if a == nil || err != nil || a.Acc.Storage == vertex.NoID {
 		return x, err
@@ -174,11 +169,10 @@ func (fr *Frame) StateRoot() (hashkey.Hash, error) { return fr.lockedHash() }
 // StorageRoot returns the storage root of the account at addrHash (the empty root
 // for an account without storage or an absent account).
 func (fr *Frame) StorageRoot(addrHash hashkey.Hash) (hashkey.Hash, error) {
-	unlock := fr.lockForHash()
-	defer unlock()
-	if err := fr.check(false); err != nil {
+	if err := fr.enter(useHash, "storage root"); err != nil {
 		return hashkey.Hash{}, err
 	}
+	defer fr.leave(useHash)
 	a, err := fr.findAccount(addrHash)
 	if a == nil || err != nil || a.Acc.Storage == vertex.NoID {
 		return hashkey.EmptyRoot, err
@@ -193,11 +187,10 @@ func (fr *Frame) StorageRoot(addrHash hashkey.Hash) (hashkey.Hash, error) {
 // AccountProof returns the EIP-1186 account proof of addrHash: the RLP nodes of
 // the account trie from the root to the account (or to where its path ends).
 func (fr *Frame) AccountProof(addrHash hashkey.Hash) ([][]byte, error) {
-	unlock := fr.lockForHash()
-	defer unlock()
-	if err := fr.check(false); err != nil {
+	if err := fr.enter(useHash, "account proof"); err != nil {
 		return nil, err
 	}
+	defer fr.leave(useHash)
 	return fr.proveAt(vertex.RootID, hashkey.AppendNibbles(nil, addrHash[:]))
 }
 
@@ -205,11 +198,10 @@ func (fr *Frame) AccountProof(addrHash hashkey.Hash) ([][]byte, error) {
 // of the account at addrHash; empty when the account has no storage (its storage
 // root is then the empty root, which VerifyProof accepts as proof of absence).
 func (fr *Frame) StorageProof(addrHash, slotHash hashkey.Hash) ([][]byte, error) {
-	unlock := fr.lockForHash()
-	defer unlock()
-	if err := fr.check(false); err != nil {
+	if err := fr.enter(useHash, "storage proof"); err != nil {
 		return nil, err
 	}
+	defer fr.leave(useHash)
 	a, err := fr.findAccount(addrHash)
 	if a == nil || err != nil || a.Acc.Storage == vertex.NoID {
 		return nil, err

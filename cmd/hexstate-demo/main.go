@@ -1,5 +1,6 @@
 // Command hexstate-demo builds a small Ethereum state in an embedded RocksDB,
-// persists it, prints its root, proves an account and verifies the proof, then
+// persists it as the block after the store's current one (block 1 in a new
+// store; an existing store never goes back), prints its root, proves an account and verifies the proof, then
 // reopens the database and checks the root survived.
 //
 //	go run ./cmd/hexstate-demo [-dir DIR] [-accounts N] [-format v1|v2]
@@ -74,10 +75,11 @@ func run(dir string, accounts int, format string) error {
 		return err
 	}
 	built := time.Since(start)
-	if err := db.Persist(tx, 1); err != nil {
+	block := db.Block() + 1 // on top of what the store holds: never rewind it
+	if err := db.Persist(tx, block); err != nil {
 		return err
 	}
-	fmt.Printf("built %d accounts in %v (format %v, %s)\n", accounts, built.Round(time.Millisecond), f, dir)
+	fmt.Printf("built %d accounts in %v (format %v, %s), persisted as block %d\n", accounts, built.Round(time.Millisecond), f, dir, block)
 	fmt.Printf("state root  %v\n", root)
 
 	probe := addrHash(accounts / 2)
@@ -105,6 +107,9 @@ func run(dir string, accounts int, format string) error {
 	}
 	if !bytes.Equal(again[:], root[:]) {
 		return fmt.Errorf("reopened root %v, persisted %v", again, root)
+	}
+	if db.Block() != block {
+		return fmt.Errorf("reopened at block %d, persisted block %d", db.Block(), block)
 	}
 	fmt.Printf("reopened at block %d: root %v matches\n", db.Block(), again)
 	return nil

@@ -149,6 +149,9 @@ func CheckRoot(t testing.TB, fr *trie.Frame, f vertex.Format, m Model, what stri
 	if err != nil {
 		t.Fatalf("%s: StateRoot: %v", what, err)
 	}
+	if err := fr.Check(); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
 	if want := RebuildRoot(t, f, m); got != want {
 		t.Fatalf("%s: StateRoot = %v, a fresh single-frame rebuild gives %v", what, got, want)
 	}
@@ -385,6 +388,9 @@ func ProofState(t *testing.T, db *trie.DB) (*trie.Frame, Model) {
 	PutSlot(t, fr, m, Addr(1000), Slot(7), 0)
 	PutSlot(t, fr, m, Addr(10), Slot(0), 0)
 	DropAccount(t, fr, m, Addr(20))
+	if err := fr.Check(); err != nil { // keys void along the changed paths
+		t.Fatal(err)
+	}
 	return fr, m
 }
 
