@@ -19,16 +19,20 @@ type frameSink struct {
 // put places a copy of v at id: a fresh ID in its sized slot, any other
 // (the root) through the frame's map.
 func (s *frameSink) put(id vertex.ID, v *vertex.Vertex) error {
-	c := take(&s.verts, 256)
-	*c = *v
+	c := take(&s.verts, 1024)
+	// Field by field into the zero slab entry, each pointer written once; an
+	// emitted vertex has no Stale bits.
+	c.Key, c.Kind, c.Payload, c.Used, c.Base = v.Key, v.Kind, v.Payload, v.Used, v.Base
 	c.Path, c.Value = s.bytes(v.Path), s.bytes(v.Value)
-	c.ChildKeys = vertex.ChildKeys(s.bytes(v.ChildKeys))
+	if v.ChildKeys != nil {
+		c.ChildKeys = vertex.ChildKeys(s.bytes(v.ChildKeys))
+	}
 	if v.Acc != nil {
-		c.Acc = take(&s.accs, 256)
+		c.Acc = take(&s.accs, 1024)
 		*c.Acc = *v.Acc
 	}
 	if v.Kids != nil {
-		c.Kids = take(&s.kids, 64)
+		c.Kids = take(&s.kids, 256)
 		*c.Kids = *v.Kids
 	}
 	if !s.fr.vtx.setSized(id, c) {
@@ -43,7 +47,7 @@ func (s *frameSink) bytes(b []byte) []byte {
 		return nil
 	}
 	if cap(s.arena)-len(s.arena) < len(b) {
-		s.arena = make([]byte, 0, max(len(b), 64<<10))
+		s.arena = make([]byte, 0, max(len(b), 256<<10))
 	}
 	start := len(s.arena)
 	s.arena = append(s.arena, b...)

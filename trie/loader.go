@@ -17,7 +17,9 @@ import (
 // Unlike BulkLoadAccounts, which builds the state in a frame and so holds all of
 // it in memory, a loader keeps only the branches open on the current path (see
 // streamBuilder) and writes finished vertices to the backend in batches of
-// loaderBatch records: its memory does not depend on the state's size.
+// loaderBatch records: its memory does not depend on the state's size. Both use
+// the same builder: a load writes the records (IDs included) that
+// BulkLoadAccounts of the same accounts followed by Persist writes.
 //
 // Nothing is visible until Commit, which writes the last batch together with
 // the admin record (root, block, allocator top) — the one atomic step that
