@@ -18,8 +18,9 @@ var formats = []vertex.Format{vertex.FormatV1, vertex.FormatV2}
 
 // TestBulkLoadMatchesInserts loads generic keys of mixed lengths (keys that
 // prefix others, a root with an extension, a key that ends at the root branch)
-// in both formats, serially and (above bulkParallelMin keys) on 2 workers, and
-// compares the root with one-by-one inserts, before and after a further write.
+// in both formats, serially and (above bulkParallelMin keys) on 2 and 4
+// workers, and compares the root with one-by-one inserts, before and after a
+// further write, and the persisted records between numbers of workers.
 func TestBulkLoadMatchesInserts(t *testing.T) {
 	rng := rand.New(rand.NewSource(7))
 	// Bytes 0..3 only: every key starts with nibble 0, so the root has an
@@ -53,12 +54,14 @@ func TestBulkLoadMatchesInserts(t *testing.T) {
 			values = append(values, set[string(k)])
 		}
 		for _, f := range formats {
-			for _, workers := range []int{1, 2} {
+			records := map[int]map[vertex.ID][]byte{}
+			for _, workers := range []int{1, 2, 4} {
 				ref := trie.NewTrieFormat(f)
 				for i, k := range keys {
 					ref.Put(k, values[i])
 				}
-				db, _ := trie.Open(trie.NewMemoryBackend(), &trie.Options{Format: f, Workers: workers})
+				mem := trie.NewMemoryBackend()
+				db, _ := trie.Open(mem, &trie.Options{Format: f, Workers: workers})
 				fr := db.Begin()
 				if err := trie.G(fr).BulkLoad(keys, values); err != nil {
 					t.Fatal(err)
@@ -78,7 +81,18 @@ func TestBulkLoadMatchesInserts(t *testing.T) {
 				if r, _ := db.StateRoot(); r != ref.Hash() {
 					t.Fatalf("%s, %v, %d workers: persisted root %v, want %v", name, f, workers, r, ref.Hash())
 				}
+				records[workers] = trietest.Records(t, mem)
 				db.Close()
+			}
+			for _, w := range []int{2, 4} {
+				if len(records[1]) != len(records[w]) {
+					t.Fatalf("%s, %v: %d records with 1 worker, %d with %d", name, f, len(records[1]), len(records[w]), w)
+				}
+				for id, rec := range records[1] {
+					if !bytes.Equal(rec, records[w][id]) {
+						t.Fatalf("%s, %v: record %d differs between 1 and %d workers", name, f, id, w)
+					}
+				}
 			}
 		}
 	}

@@ -17,7 +17,9 @@ import (
 // Unlike BulkLoadAccounts, which builds the state in a frame and so holds all of
 // it in memory, a loader keeps only the branches open on the current path (see
 // streamBuilder) and writes finished vertices to the backend in batches of
-// loaderBatch records: its memory does not depend on the state's size.
+// loaderBatch records: its memory does not depend on the state's size. Both use
+// the same builder: a load writes the records (IDs included) that
+// BulkLoadAccounts of the same accounts followed by Persist writes.
 //
 // Nothing is visible until Commit, which writes the last batch together with
 // the admin record (root, block, allocator top) — the one atomic step that
@@ -80,8 +82,9 @@ func (db *DB) NewStateLoader() (*StateLoader, error) {
 	db.loading = true
 	l := &StateLoader{db: db, base: db.base, alloc: db.base.alloc, cur: new(loaderBatch), spare: new(loaderBatch)}
 	l.h.fr = db.base
-	l.accts = newStreamBuilder(db.format, &l.alloc, &l.h, vertex.RootID, l.emit)
-	l.slots = newStreamBuilder(db.format, &l.alloc, &l.h, vertex.NoID, l.emit)
+	l.accts = newStreamBuilder(db.format, &l.alloc, &l.h, l.emit)
+	l.accts.reset(vertex.RootID, 0)
+	l.slots = newStreamBuilder(db.format, &l.alloc, &l.h, l.emit)
 	return l, nil
 }
 
@@ -138,30 +141,10 @@ func (l *StateLoader) add(a *AccountLeaf) error {
 	if l.n > 0 && bytes.Compare(l.last[:], a.AddrHash[:]) >= 0 {
 		return fmt.Errorf("%w: account %d (%v) is not above the one before", ErrBulkLoad, l.n, a.AddrHash)
 	}
-	acc := a.Account.vertexAccount()
 	if err := checkStorage(a); err != nil {
 		return err
 	}
-	root := hashkey.EmptyRoot
-	if len(a.Storage) > 0 {
-		acc.Storage = l.alloc.Take(1)
-		l.slots.reset(acc.Storage)
-		for j := range a.Storage {
-			s := &a.Storage[j]
-			val := s.Value.Bytes32()
-			l.nib = hashkey.AppendNibbles(l.nib[:0], s.Hash[:])
-			if err := l.slots.add(l.nib, vertex.SlotPayload, trimLeadingZeros(val[:]), nil, hashkey.Hash{}); err != nil {
-				return err
-			}
-		}
-		k, err := l.slots.finish()
-		if err != nil {
-			return err
-		}
-		root = k.Hash()
-	}
-	l.nib = hashkey.AppendNibbles(l.nib[:0], a.AddrHash[:])
-	if err := l.accts.add(l.nib, vertex.AccountPayload, nil, &acc, root); err != nil {
+	if err := addAccount(l.accts, l.slots, a, &l.nib); err != nil {
 		return err
 	}
 	l.last = a.AddrHash
@@ -246,8 +229,15 @@ func (l *StateLoader) usable() error {
 	return nil
 }
 
-// emit encodes a finished vertex into the batch being filled.
+// emit encodes a finished vertex into the batch being filled, without its
+// children's keys when the database stores none (Options.NoChildKeys), as
+// Persist does.
 func (l *StateLoader) emit(id vertex.ID, v *vertex.Vertex) error {
+	if l.db.noChild && v.ChildKeys != nil {
+		cp := *v
+		cp.ChildKeys = nil
+		v = &cp
+	}
 	b := l.cur
 	start := len(b.buf)
 	b.buf = vertex.Encode(b.buf, v)

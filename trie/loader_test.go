@@ -1,8 +1,11 @@
 package trie_test
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"math/rand"
+	"sort"
 	"testing"
 
 	"github.com/hexstate/hexstate/hashkey"
@@ -193,5 +196,101 @@ func TestStateLoaderPersistDuring(t *testing.T) {
 			t.Fatalf("%v: reopened root %v, want %v", f, r, want)
 		}
 		db.Close()
+	}
+}
+
+// TestLoadPathsSameRecords builds one state (more accounts than the parallel
+// threshold; accounts with no, one and many slots, storage on the first
+// account of each of the root's sub-tries) by BulkLoadAccounts on 1, 2 and 4
+// workers then Persist, and by a StateLoader, in both formats, with and
+// without children's keys, and checks that all store the same records byte
+// for byte (and the same admin record) and the root of one-by-one inserts.
+func TestLoadPathsSameRecords(t *testing.T) {
+	rng := rand.New(rand.NewSource(14))
+	accs := trietest.RandomAccountLeaves(rng, 6000, 4, 12)
+	slot := func() trie.SlotLeaf {
+		var s trie.SlotLeaf
+		rng.Read(s.Hash[:])
+		s.Value.SetUint64(1 + rng.Uint64())
+		return s
+	}
+	for i := range accs {
+		switch {
+		case i == 0 || accs[i].AddrHash[0]>>4 != accs[i-1].AddrHash[0]>>4:
+			accs[i].Storage = []trie.SlotLeaf{slot(), slot(), slot()} // a run's first account
+		case i%97 == 1:
+			accs[i].Storage = []trie.SlotLeaf{slot()}
+		case i%1000 == 2:
+			accs[i].Storage = nil
+			for j := 0; j < 500; j++ {
+				accs[i].Storage = append(accs[i].Storage, slot())
+			}
+		}
+		sort.Slice(accs[i].Storage, func(a, b int) bool {
+			return bytes.Compare(accs[i].Storage[a].Hash[:], accs[i].Storage[b].Hash[:]) < 0
+		})
+	}
+
+	for _, f := range formats {
+		ref, _ := trie.Open(trie.NewMemoryBackend(), &trie.Options{Format: f})
+		rtx := ref.Begin()
+		insertAccountLeaves(t, rtx, accs)
+		want, _ := rtx.StateRoot()
+		ref.Close()
+
+		for _, noChild := range []bool{false, true} {
+			name := fmt.Sprintf("%v, NoChildKeys %v", f, noChild)
+			type stored struct {
+				what  string
+				recs  map[vertex.ID][]byte
+				admin []byte
+			}
+			var all []stored
+			for _, workers := range []int{1, 2, 4} {
+				mem := trie.NewMemoryBackend()
+				db, _ := trie.Open(mem, &trie.Options{Format: f, Workers: workers, NoChildKeys: noChild})
+				fr := db.Begin()
+				trietest.Must(t, fr.BulkLoadAccounts(accs), "BulkLoadAccounts")
+				trietest.Must(t, db.Persist(fr, 5), "Persist")
+				if r, _ := db.StateRoot(); r != want {
+					t.Fatalf("%s, %d workers: root %v, want %v", name, workers, r, want)
+				}
+				admin, _ := mem.Admin()
+				all = append(all, stored{fmt.Sprintf("bulk load on %d workers", workers), trietest.Records(t, mem), admin})
+				db.Close()
+			}
+			mem := trie.NewMemoryBackend()
+			db, _ := trie.Open(mem, &trie.Options{Format: f, NoChildKeys: noChild})
+			if r := loadInChunks(t, db, rng, accs, 5); r != want {
+				t.Fatalf("%s: loaded root %v, want %v", name, r, want)
+			}
+			admin, _ := mem.Admin()
+			all = append(all, stored{"state loader", trietest.Records(t, mem), admin})
+			db.Close()
+
+			a := all[0]
+			withKeys := 0
+			for _, rec := range a.recs {
+				if v, err := vertex.Decode(rec); err == nil && v.ChildKeys != nil {
+					withKeys++
+				}
+			}
+			if noChild != (withKeys == 0) {
+				t.Fatalf("%s: %d records with children's keys", name, withKeys)
+			}
+			for _, b := range all[1:] {
+				if !bytes.Equal(a.admin, b.admin) {
+					t.Fatalf("%s: admin record %x by %s, %x by %s", name, a.admin, a.what, b.admin, b.what)
+				}
+				if len(a.recs) != len(b.recs) {
+					t.Fatalf("%s: %d records by %s, %d by %s", name, len(a.recs), a.what, len(b.recs), b.what)
+				}
+				for id, rec := range a.recs {
+					if !bytes.Equal(rec, b.recs[id]) {
+						t.Fatalf("%s: record %d is %x by %s, %x by %s", name, id, rec, a.what, b.recs[id], b.what)
+					}
+				}
+			}
+		}
 	}
 }

@@ -5,29 +5,44 @@ import (
 	"github.com/hexstate/hexstate/vertex"
 )
 
-// streamBuilder builds one trie from leaves whose keys all have the same
-// length, given one at a time in strictly increasing order, the way
-// go-ethereum's StackTrie does: it keeps only the branches open on the path of
-// the last key, and hands every vertex to emit as soon as it is complete —
-// placed, hashed and with its ID — so its memory does not grow with the trie.
+// streamBuilder is the one builder of every sorted-input path (BulkLoadAccounts,
+// StateLoader, the generic bulk load): it builds one trie, or one sub-trie,
+// from leaves given one at a time in strictly increasing key order, the way
+// go-ethereum's StackTrie does. It keeps only the branches open on the path of
+// the last key and hands every vertex to emit as soon as it is complete —
+// placed, hashed, with its ID and (a branch) its children's keys — so its
+// memory does not grow with the trie, and its output can go anywhere: a frame,
+// batches of records, sorted files.
 //
 // When a new key diverges from the last one at nibble d, every open branch
 // deeper than d is complete: each is closed (hashed, given its ID and emitted)
 // from the bottom up, and the sub-trie that remains becomes a child of the
 // open branch at depth d, which is opened there and then if there is none. A
-// vertex learns its ID and its path only when it is placed into its parent:
-// its ID is the parent's base plus the nibble in format v2 (the base is taken
-// when the branch opens), a fresh ID in v1; its path runs from below the
-// parent's nibble to its own branching depth (a leaf: to the key's end).
+// last key that is a prefix of the new one (d is its length) becomes instead
+// the value of the branch at d.
+//
+// IDs are taken from alloc in one fixed order, which the parallel bulk load
+// (bulkdriver.go) and idCounter reproduce: a format-v2 branch takes its 16
+// slots when it opens; a format-v1 vertex takes its ID when it is placed into
+// its parent, after its own sub-trie's; an account's storage trie takes its
+// IDs after the account's key is added (closing what the key ends) and before
+// the next key. The top vertex takes no ID: it is placed at rootID, with its
+// path from nibble start of its key (start > 0 for a sub-trie whose parent
+// the caller builds).
+//
+// Every open branch and the pending sub-trie are plain values (depths, keys,
+// IDs), so the whole state of a build is small and could be saved with the
+// allocator's top and restored to resume it.
 //
 // emit must be done with the vertex when it returns: the builder reuses
-// vertices, paths and child arrays.
+// vertices, paths, values, child arrays and the children's-keys buffer.
 type streamBuilder struct {
 	format vertex.Format
 	alloc  *vertex.Allocator
 	h      *hasher
 	emit   func(id vertex.ID, v *vertex.Vertex) error
 	rootID vertex.ID
+	start  int // nibble where the top vertex's path starts
 
 	stack []*openBranch // open branches, shallowest first
 	free  []*openBranch // closed and emitted: reused by push
@@ -42,6 +57,7 @@ type openBranch struct {
 	v     vertex.Vertex
 	kids  [16]hashkey.Key
 	ids   [16]vertex.ID // format v1: the child IDs
+	value []byte        // backing store of v.Value
 }
 
 // pendingTrie is the sub-trie of the last key that is not placed yet: its
@@ -53,14 +69,21 @@ type pendingTrie struct {
 	branch  *openBranch
 }
 
-func newStreamBuilder(f vertex.Format, a *vertex.Allocator, h *hasher, rootID vertex.ID, emit func(vertex.ID, *vertex.Vertex) error) *streamBuilder {
-	return &streamBuilder{format: f, alloc: a, h: h, emit: emit, rootID: rootID}
+func newStreamBuilder(f vertex.Format, a *vertex.Allocator, h *hasher, emit func(vertex.ID, *vertex.Vertex) error) *streamBuilder {
+	return &streamBuilder{format: f, alloc: a, h: h, emit: emit}
 }
 
-// add adds the leaf of key (nibbles, above the last key's, of the same length)
-// with payload kind and value or account acc (whose storage trie, if any, is
-// built and has root root). key and value are copied.
-func (b *streamBuilder) add(key []byte, kind vertex.PayloadKind, value []byte, acc *vertex.Account, root hashkey.Hash) error {
+// reset readies the builder for a new trie whose top vertex goes to rootID
+// with its path from nibble start of its keys.
+func (b *streamBuilder) reset(rootID vertex.ID, start int) {
+	b.rootID, b.start, b.has, b.stack = rootID, start, false, b.stack[:0]
+}
+
+// add adds the leaf of key (nibbles, above the last key's and sharing its first
+// start nibbles) with payload kind and value or account acc, whose storage
+// trie, if any, the caller builds next and gives with setStorage. key, value
+// and acc are copied.
+func (b *streamBuilder) add(key []byte, kind vertex.PayloadKind, value []byte, acc *vertex.Account) error {
 	if b.has {
 		d := commonPrefix(b.last, key)
 		if err := b.closeBelow(d); err != nil {
@@ -69,7 +92,11 @@ func (b *streamBuilder) add(key []byte, kind vertex.PayloadKind, value []byte, a
 		if len(b.stack) == 0 || b.stack[len(b.stack)-1].depth < d {
 			b.push(d)
 		}
-		if err := b.placePending(b.stack[len(b.stack)-1]); err != nil {
+		top := b.stack[len(b.stack)-1]
+		if d == len(b.last) { // the last key ends at top: its leaf is top's value
+			top.value = append(top.value[:0], b.pend.leaf.Value...)
+			top.v.Payload, top.v.Value = b.pend.leaf.Payload, top.value
+		} else if err := b.placePending(top); err != nil {
 			return err
 		}
 	}
@@ -77,15 +104,22 @@ func (b *streamBuilder) add(key []byte, kind vertex.PayloadKind, value []byte, a
 	b.last = append(b.last[:0], key...)
 	p := &b.pend
 	p.leaf = vertex.Vertex{Kind: vertex.Leaf, Payload: kind, Value: append(p.leaf.Value[:0], value...)}
+	p.root = hashkey.EmptyRoot
 	if acc != nil {
-		p.account, p.root = *acc, root
+		p.account = *acc
 		p.leaf.Acc = &p.account
 	}
 	return nil
 }
 
-// finish closes every open branch, places what remains at the root ID and
-// returns the root's key (void for an empty trie).
+// setStorage gives the account just added its storage trie: the trie's ID and
+// root hash.
+func (b *streamBuilder) setStorage(id vertex.ID, root hashkey.Hash) {
+	b.pend.account.Storage, b.pend.root = id, root
+}
+
+// finish closes every open branch, places what remains at rootID and returns
+// its key (void for an empty trie).
 func (b *streamBuilder) finish() (hashkey.Key, error) {
 	if !b.has {
 		return hashkey.Key{}, nil
@@ -93,7 +127,7 @@ func (b *streamBuilder) finish() (hashkey.Key, error) {
 	if err := b.closeBelow(-1); err != nil {
 		return hashkey.Key{}, err
 	}
-	return b.place(b.rootID, 0)
+	return b.place(b.rootID, b.start)
 }
 
 // closeBelow closes the open branches deeper than d, bottom up: each takes the
@@ -136,34 +170,60 @@ func (b *streamBuilder) placePending(p *openBranch) error {
 // place gives the pending sub-trie ID id and its path from nibble start of the
 // last key, hashes it and emits it. A placed branch is free for reuse.
 func (b *streamBuilder) place(id vertex.ID, start int) (hashkey.Key, error) {
-	var v *vertex.Vertex
 	if ob := b.pend.branch; ob != nil {
-		v = &ob.v
-		v.Path = b.last[start:ob.depth]
-		inner, outer, err := b.h.encodeBranch(v, &ob.kids)
-		if err != nil {
-			return hashkey.Key{}, err
-		}
-		v.Key = b.h.nodeKey(inner, outer)
-		// The record carries the children's keys, as a persisted branch's does:
-		// the first update below it then reads no siblings.
-		b.ck = vertex.PackChildKeys(b.ck[:0], v.Used, &ob.kids)
-		v.ChildKeys = b.ck
 		b.pend.branch = nil
 		b.free = append(b.free, ob) // emitted below; not touched before the next push
-	} else {
-		v = &b.pend.leaf
-		v.Path = b.last[start:]
-		v.Key = b.h.leafKey(v, &b.pend.root)
+		ob.v.Path = b.last[start:ob.depth]
+		return emitBranch(b.h, id, &ob.v, &ob.kids, &b.ck, b.emit)
 	}
+	v := &b.pend.leaf
+	v.Path = b.last[start:]
+	v.Key = b.h.leafKey(v, &b.pend.root)
 	k := v.Key
-	if err := b.emit(id, v); err != nil {
-		return hashkey.Key{}, err
-	}
-	return k, nil
+	return k, b.emit(id, v)
 }
 
-// reset readies the builder, after finish, for a new trie rooted at rootID.
-func (b *streamBuilder) reset(rootID vertex.ID) {
-	b.rootID, b.has, b.stack = rootID, false, b.stack[:0]
+// emitBranch hashes branch v, whose children have keys kids, packs those keys
+// into *ck for its record (the first update below it then reads no siblings)
+// and hands it to emit at id.
+func emitBranch(h *hasher, id vertex.ID, v *vertex.Vertex, kids *[16]hashkey.Key, ck *[]byte, emit func(vertex.ID, *vertex.Vertex) error) (hashkey.Key, error) {
+	inner, outer, err := h.encodeBranch(v, kids)
+	if err != nil {
+		return hashkey.Key{}, err
+	}
+	v.Key = h.nodeKey(inner, outer)
+	*ck = vertex.PackChildKeys((*ck)[:0], v.Used, kids)
+	v.ChildKeys = *ck
+	k := v.Key
+	return k, emit(id, v)
+}
+
+// addAccount adds account a to accts, then builds its storage trie, if any,
+// with slots (which shares accts's allocator) under a fresh ID. nib is
+// scratch.
+func addAccount(accts, slots *streamBuilder, a *AccountLeaf, nib *[]byte) error {
+	acc := a.Account.vertexAccount()
+	*nib = hashkey.AppendNibbles((*nib)[:0], a.AddrHash[:])
+	if err := accts.add(*nib, vertex.AccountPayload, nil, &acc); err != nil {
+		return err
+	}
+	if len(a.Storage) == 0 {
+		return nil
+	}
+	id := accts.alloc.Take(1)
+	slots.reset(id, 0)
+	for j := range a.Storage {
+		s := &a.Storage[j]
+		val := s.Value.Bytes32()
+		*nib = hashkey.AppendNibbles((*nib)[:0], s.Hash[:])
+		if err := slots.add(*nib, vertex.SlotPayload, trimLeadingZeros(val[:]), nil); err != nil {
+			return err
+		}
+	}
+	k, err := slots.finish()
+	if err != nil {
+		return err
+	}
+	accts.setStorage(id, k.Hash())
+	return nil
 }
