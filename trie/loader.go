@@ -154,10 +154,19 @@ func (l *StateLoader) add(a *AccountLeaf) error {
 
 // Commit finishes the account trie and writes what is left with the admin
 // record for block: the loaded state becomes the database's persisted state
-// (its base) and its root is returned.
+// (its base) and its root is returned. block follows Persist's rule (above the
+// persisted block, or 0 on a database at block 0); a block that breaks it is
+// refused with an error wrapping ErrBlockOrder before anything is written,
+// and the load goes on.
 func (l *StateLoader) Commit(block uint64) (hashkey.Hash, error) {
 	if err := l.usable(); err != nil {
 		return hashkey.Hash{}, err
+	}
+	l.db.mu.RLock()
+	err := l.db.checkBlockOrder(block)
+	l.db.mu.RUnlock()
+	if err != nil { // the load goes on: Commit again with a valid block, or Abort
+		return hashkey.Hash{}, fmt.Errorf("trie: state loader: commit block %d: %w", block, err)
 	}
 	defer l.end()
 	k, err := l.accts.finish()

@@ -314,3 +314,31 @@ func TestMisuseConcurrentWrites(t *testing.T) {
 		t.Fatalf("concurrent frame's root %v, serial frame of the successful writes %v", got, want)
 	}
 }
+
+// TestMisuseLoaderBlockOrder: StateLoader.Commit follows Persist's block rule,
+// and a refused Commit leaves the load usable.
+func TestMisuseLoaderBlockOrder(t *testing.T) {
+	db := misuseDB(t)
+	if err := db.Persist(db.Begin(), 5); err != nil { // an empty state at block 5
+		t.Fatal(err)
+	}
+	l, err := db.NewStateLoader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Add([]trie.AccountLeaf{{AddrHash: misuseAddr(1), Account: misuseAccount(1)}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range []uint64{3, 5} {
+		if _, err := l.Commit(b); !errors.Is(err, trie.ErrBlockOrder) {
+			t.Fatalf("Commit(%d) at block 5 = %v, want ErrBlockOrder", b, err)
+		}
+	}
+	root, err := l.Commit(6)
+	if err != nil {
+		t.Fatalf("Commit(6) after refused commits: %v", err)
+	}
+	if got, _ := db.StateRoot(); db.Block() != 6 || got != root {
+		t.Fatalf("after Commit(6): block %d root %v, want 6 %v", db.Block(), got, root)
+	}
+}

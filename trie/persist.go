@@ -48,8 +48,8 @@ func (db *DB) Persist(fr *Frame, block uint64) error {
 		}
 		return fmt.Errorf("trie: persist block %d: the frame is already persisted as block %d", block, db.block)
 	}
-	if block < db.block || (block == db.block && block != 0) {
-		return fmt.Errorf("trie: persist block %d: %w: the database is at block %d", block, ErrBlockOrder, db.block)
+	if err := db.checkBlockOrder(block); err != nil {
+		return fmt.Errorf("trie: persist block %d: %w", block, err)
 	}
 	root, err := fr.hash()
 	if err != nil {
@@ -94,6 +94,16 @@ func (db *DB) Persist(fr *Frame, block uint64) error {
 	db.base.state = folded
 	fr.parent, fr.vtx, fr.sealed = nil, newVertexStore(^vertex.ID(0)), true
 	db.base, db.block, db.root = fr, block, root
+	return nil
+}
+
+// checkBlockOrder returns an error wrapping ErrBlockOrder unless the state
+// of block may replace the persisted one: block must be above db.block, or
+// both are 0 ("before any block"). The caller holds db.mu.
+func (db *DB) checkBlockOrder(block uint64) error {
+	if block < db.block || (block == db.block && block != 0) {
+		return fmt.Errorf("%w: the database is at block %d", ErrBlockOrder, db.block)
+	}
 	return nil
 }
 
