@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"github.com/hexstate/hexstate/hashkey"
+	"github.com/hexstate/hexstate/trie/internal/build"
+	"github.com/hexstate/hexstate/trie/internal/nodeenc"
 	"github.com/hexstate/hexstate/vertex"
 	"github.com/holiman/uint256"
 )
@@ -13,7 +15,7 @@ import (
 // Bulk loading builds a trie from leaves sorted by key in one bottom-up pass, the
 // way snap sync delivers state: every vertex is created once, in its final place,
 // and hashed as soon as its children are, with no lookups, no splits and no
-// re-hashing. It uses the builder of every sorted-input path (streamBuilder,
+// re-hashing. It uses the builder of every sorted-input path (build.Builder,
 // driven by buildSorted), so a frame's bulk load and a StateLoader fed the same
 // accounts make the same records, IDs included.
 
@@ -127,18 +129,61 @@ func (a accountInput) value(int) []byte { return nil }
 func (a accountInput) add(w *bulkWorker, i int) error {
 	return addAccount(w.main, w.slots, &a[i], &w.nib)
 }
-func (a accountInput) storageIDs(c *idCounter, f vertex.Format, i int) int {
-	return c.storageIDs(f, &a[i])
+func (a accountInput) storageIDs(c *build.Counter, f vertex.Format, i int) int {
+	return storageIDs(c, f, &a[i])
 }
 
 // rawInput is the input of the generic bulk load.
 type rawInput struct{ keys, values [][]byte }
 
-func (r rawInput) len() int                                      { return len(r.keys) }
-func (r rawInput) key(i int) []byte                              { return r.keys[i] }
-func (r rawInput) value(i int) []byte                            { return r.values[i] }
-func (r rawInput) storageIDs(*idCounter, vertex.Format, int) int { return 0 }
+func (r rawInput) len() int                                          { return len(r.keys) }
+func (r rawInput) key(i int) []byte                                  { return r.keys[i] }
+func (r rawInput) value(i int) []byte                                { return r.values[i] }
+func (r rawInput) storageIDs(*build.Counter, vertex.Format, int) int { return 0 }
 func (r rawInput) add(w *bulkWorker, i int) error {
 	w.nib = hashkey.AppendNibbles(w.nib[:0], r.keys[i])
-	return w.main.add(w.nib, vertex.RawPayload, r.values[i], nil)
+	return w.main.Add(w.nib, vertex.RawPayload, r.values[i], nil)
+}
+
+// addAccount adds account a to accts, then builds its storage trie, if any,
+// with slots (which shares accts's allocator) under a fresh ID. nib is
+// scratch.
+func addAccount(accts, slots *build.Builder, a *AccountLeaf, nib *[]byte) error {
+	acc := a.Account.vertexAccount()
+	*nib = hashkey.AppendNibbles((*nib)[:0], a.AddrHash[:])
+	if err := accts.Add(*nib, vertex.AccountPayload, nil, &acc); err != nil {
+		return err
+	}
+	if len(a.Storage) == 0 {
+		return nil
+	}
+	id := accts.Alloc().Take(1)
+	slots.Reset(id, 0)
+	for j := range a.Storage {
+		s := &a.Storage[j]
+		val := s.Value.Bytes32()
+		*nib = hashkey.AppendNibbles((*nib)[:0], s.Hash[:])
+		if err := slots.Add(*nib, vertex.SlotPayload, nodeenc.TrimLeadingZeros(val[:]), nil); err != nil {
+			return err
+		}
+	}
+	k, err := slots.Finish()
+	if err != nil {
+		return err
+	}
+	accts.SetStorage(id, k.Hash())
+	return nil
+}
+
+// storageIDs returns how many IDs addAccount takes for a's storage: the
+// storage trie's ID and those of its vertices, counted with c.
+func storageIDs(c *build.Counter, f vertex.Format, a *AccountLeaf) int {
+	if len(a.Storage) == 0 {
+		return 0
+	}
+	c.Reset(f)
+	for j := range a.Storage {
+		c.Add(a.Storage[j].Hash[:])
+	}
+	return 1 + c.Finish()
 }

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 
 	"github.com/hexstate/hexstate/hashkey"
+	"github.com/hexstate/hexstate/trie/internal/build"
+	"github.com/hexstate/hexstate/trie/internal/nodeenc"
 	"github.com/hexstate/hexstate/vertex"
 )
 
@@ -21,7 +23,7 @@ type bulkInput interface {
 	value(i int) []byte
 	// storageIDs returns how many IDs item i's storage trie takes, counting
 	// with c.
-	storageIDs(c *idCounter, f vertex.Format, i int) int
+	storageIDs(c *build.Counter, f vertex.Format, i int) int
 	// add adds item i to w's builders.
 	add(w *bulkWorker, i int) error
 }
@@ -33,17 +35,17 @@ const bulkParallelMin = 4096
 // bulkWorker builds into a frame with IDs from an allocator of its own.
 type bulkWorker struct {
 	alloc vertex.Allocator
-	h     hasher
+	enc   nodeenc.Encoder
 	sink  frameSink
-	main  *streamBuilder // the trie (or sub-trie) being loaded
-	slots *streamBuilder // an account's storage trie
+	main  *build.Builder // the trie (or sub-trie) being loaded
+	slots *build.Builder // an account's storage trie
 	nib   []byte         // scratch: a key's nibbles
 }
 
 func newBulkWorker(fr *Frame, top vertex.ID) *bulkWorker {
-	w := &bulkWorker{alloc: vertex.Allocator{Top: top}, h: hasher{fr: fr}, sink: frameSink{fr: fr}}
-	w.main = newStreamBuilder(fr.db.format, &w.alloc, &w.h, w.sink.put)
-	w.slots = newStreamBuilder(fr.db.format, &w.alloc, &w.h, w.sink.put)
+	w := &bulkWorker{alloc: vertex.Allocator{Top: top}, sink: frameSink{fr: fr}}
+	w.main = build.New(fr.db.format, &w.alloc, &w.enc, w.sink.put)
+	w.slots = build.New(fr.db.format, &w.alloc, &w.enc, w.sink.put)
 	return w
 }
 
@@ -60,19 +62,19 @@ type bulkRun struct {
 }
 
 // buildSorted builds in as the trie of frame fr, which is empty, with the IDs
-// and records of one streamBuilder fed every item in order (what a
+// and records of one build.Builder fed every item in order (what a
 // StateLoader writes), whatever the number of workers.
 //
 // A large load on several workers is split into the runs of the root branch's
 // children (the items sharing the nibble at the root's branching depth d0).
-// A counting pass (idCounter: no hashing) finds the IDs each run takes; the
+// A counting pass (build.Counter: no hashing) finds the IDs each run takes; the
 // runs get ID ranges in exactly the order the single builder takes them:
 //
 //	format v2: [run 0][root's 16 slots][run 1][run 2]...
 //	           ([root's slots][run 0][run 1]... when a key ends at the root)
 //	format v1: [run 0][run 0's top][run 1][run 1's top]...
 //
-// and one streamBuilder per run, starting at depth d0+1 with its top at the
+// and one build.Builder per run, starting at depth d0+1 with its top at the
 // root's child ID, builds it on one of up to workers goroutines. The root
 // branch is assembled last from the runs' keys.
 func (fr *Frame) buildSorted(in bulkInput) error {
@@ -84,13 +86,13 @@ func (fr *Frame) buildSorted(in bulkInput) error {
 		return fr.buildParallel(in, workers)
 	}
 	w := newBulkWorker(fr, fr.alloc.Top)
-	w.main.reset(vertex.RootID, 0)
+	w.main.Reset(vertex.RootID, 0)
 	for i := 0; i < n; i++ {
 		if err := in.add(w, i); err != nil {
 			return fmt.Errorf("trie: bulk load: item %d: %w", i, err)
 		}
 	}
-	if _, err := w.main.finish(); err != nil {
+	if _, err := w.main.Finish(); err != nil {
 		return fmt.Errorf("trie: bulk load: %w", err)
 	}
 	fr.alloc = w.alloc
@@ -100,7 +102,7 @@ func (fr *Frame) buildSorted(in bulkInput) error {
 func (fr *Frame) buildParallel(in bulkInput, workers int) error {
 	f := fr.db.format
 	first, last := in.key(0), in.key(in.len()-1)
-	d0 := nibblePrefix(first, last)
+	d0 := build.NibblePrefix(first, last)
 	lo := 0
 	if 2*len(first) == d0 {
 		lo = 1 // the first key ends at the root branch: its value
@@ -108,13 +110,13 @@ func (fr *Frame) buildParallel(in bulkInput, workers int) error {
 	runs := splitRuns(in, lo, in.len(), d0)
 	forEach(len(runs), workers, func(i int) {
 		r := &runs[i]
-		var c, s idCounter
-		c.reset(f)
+		var c, s build.Counter
+		c.Reset(f)
 		for j := r.lo; j < r.hi; j++ {
-			c.add(in.key(j))
+			c.Add(in.key(j))
 			r.ids += in.storageIDs(&s, f, j)
 		}
-		r.ids += c.finish()
+		r.ids += c.Finish()
 	})
 
 	// The IDs, in the order a single builder takes them.
@@ -134,12 +136,12 @@ func (fr *Frame) buildParallel(in bulkInput, workers int) error {
 		r.top = alloc.Top
 		alloc.Top += vertex.ID(r.ids)
 		if v1 {
-			r.id = addChild(&root, r.n, &alloc)
+			r.id = alloc.AddChild(&root, r.n)
 		}
 	}
 	if !v1 {
 		for i := range runs {
-			runs[i].id = addChild(&root, runs[i].n, &alloc)
+			runs[i].id = alloc.AddChild(&root, runs[i].n)
 		}
 	}
 
@@ -147,12 +149,12 @@ func (fr *Frame) buildParallel(in bulkInput, workers int) error {
 	forEach(len(runs), workers, func(i int) {
 		r := &runs[i]
 		w := newBulkWorker(fr, r.top)
-		w.main.reset(r.id, d0+1)
+		w.main.Reset(r.id, d0+1)
 		for j := r.lo; j < r.hi && r.err == nil; j++ {
 			r.err = in.add(w, j)
 		}
 		if r.err == nil {
-			r.key, r.err = w.main.finish()
+			r.key, r.err = w.main.Finish()
 		}
 		if took := int(w.alloc.Top - r.top); r.err == nil && took != r.ids {
 			r.err = fmt.Errorf("took %d IDs, %d counted", took, r.ids)
@@ -171,7 +173,7 @@ func (fr *Frame) buildParallel(in bulkInput, workers int) error {
 		root.Payload, root.Value = vertex.RawPayload, in.value(0)
 	}
 	var ck []byte
-	if _, err := emitBranch(&w.h, vertex.RootID, &root, &kids, &ck, w.sink.put); err != nil {
+	if _, err := build.EmitBranch(&w.enc, vertex.RootID, &root, &kids, &ck, w.sink.put); err != nil {
 		return fmt.Errorf("trie: bulk load: root: %w", err)
 	}
 	fr.alloc = alloc
@@ -184,8 +186,8 @@ func (fr *Frame) buildParallel(in bulkInput, workers int) error {
 func splitRuns(in bulkInput, lo, hi, d int) []bulkRun {
 	var runs []bulkRun
 	for i := lo; i < hi; {
-		n := nibbleAt(in.key(i), d)
-		end := i + 1 + sort.Search(hi-i-1, func(j int) bool { return nibbleAt(in.key(i+1+j), d) != n })
+		n := build.NibbleAt(in.key(i), d)
+		end := i + 1 + sort.Search(hi-i-1, func(j int) bool { return build.NibbleAt(in.key(i+1+j), d) != n })
 		runs = append(runs, bulkRun{n: n, lo: i, hi: end})
 		i = end
 	}

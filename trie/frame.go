@@ -217,36 +217,10 @@ func (fr *Frame) keyNibbles(key []byte) []byte {
 // database's format requires.
 func (fr *Frame) newBranch(p []byte) *vertex.Vertex {
 	b := fr.newVertex()
-	initBranch(b, p, fr.db.format, &fr.alloc, nil)
+	fr.alloc.InitBranch(b, fr.db.format, p, nil)
 	return b
 }
 
 // addChild marks slot n of branch b used and returns the child's ID: base+n in v2,
 // a fresh ID in v1.
-func (fr *Frame) addChild(b *vertex.Vertex, n byte) vertex.ID { return addChild(b, n, &fr.alloc) }
-
-// initBranch makes b an empty branch with path p; in format v2 it takes its 16
-// child slots from a, in v1 it gets an empty child array (kids, or a new one
-// when kids is nil).
-func initBranch(b *vertex.Vertex, p []byte, f vertex.Format, a *vertex.Allocator, kids *[16]vertex.ID) {
-	b.Kind, b.Path = vertex.Branch, p
-	if f == vertex.FormatV1 {
-		if kids == nil {
-			kids = new([16]vertex.ID)
-		}
-		b.Kids = kids
-	} else {
-		b.Base = a.Take(vertex.BranchSlots)
-	}
-}
-
-// addChild marks slot n of branch b used and returns the child's ID: base+n in
-// v2, a fresh ID from a in v1.
-func addChild(b *vertex.Vertex, n byte, a *vertex.Allocator) vertex.ID {
-	b.Used |= 1 << n
-	if b.Kids != nil {
-		b.Kids[n] = a.Take(1)
-		return b.Kids[n]
-	}
-	return b.Base + vertex.ID(n)
-}
+func (fr *Frame) addChild(b *vertex.Vertex, n byte) vertex.ID { return fr.alloc.AddChild(b, n) }

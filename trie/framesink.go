@@ -2,7 +2,7 @@ package trie
 
 import "github.com/hexstate/hexstate/vertex"
 
-// frameSink places the vertices a streamBuilder emits into a frame (an
+// frameSink places the vertices a build.Builder emits into a frame (an
 // in-memory bulk load). The builder reuses what it emits, so the sink copies
 // each vertex — its path, value, children's keys, account and v1 child array —
 // into slabs of its own. Sinks of parallel builders share nothing but the

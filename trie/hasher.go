@@ -2,6 +2,7 @@ package trie
 
 import (
 	"github.com/hexstate/hexstate/hashkey"
+	"github.com/hexstate/hexstate/trie/internal/nodeenc"
 	"github.com/hexstate/hexstate/vertex"
 )
 
@@ -15,14 +16,12 @@ import (
 // mode (several hashers on disjoint sub-tries of one frame) the frame's map must
 // not be written, so clones are queued in pending and applied afterwards.
 type hasher struct {
+	nodeenc.Encoder
 	fr       *Frame
-	buf      []byte // node RLP
-	vbuf     []byte // leaf value RLP
 	parallel bool
 	depth    int // of the current key computation, against reference cycles
 	pending  []pendingKey
 	keyArena []byte // backing store of the ChildKeys packed by childKeys
-	kh       *hashkey.Hasher
 }
 
 type pendingKey struct {
@@ -49,27 +48,9 @@ func (h *hasher) key(id vertex.ID) (hashkey.Key, error) {
 	if err != nil {
 		return hashkey.Key{}, err
 	}
-	k := h.nodeKey(inner, outer)
+	k := h.NodeKey(inner, outer)
 	h.remember(id, v, k, &kids)
 	return k, nil
-}
-
-// nodeKey is the key of a node encode returned: the extension's when there is
-// one, else the node's own.
-func (h *hasher) nodeKey(inner, outer []byte) hashkey.Key {
-	if outer != nil {
-		return h.keyOf(outer)
-	}
-	return h.keyOf(inner)
-}
-
-// keyOf returns the key of a node whose RLP is rlp, with the hasher's own
-// Keccak state.
-func (h *hasher) keyOf(rlp []byte) hashkey.Key {
-	if h.kh == nil {
-		h.kh = hashkey.NewHasher()
-	}
-	return h.kh.KeyOf(rlp)
 }
 
 // childKeys packs the keys kids[n] of the slots set in used, in the hasher's
@@ -90,12 +71,11 @@ func (h *hasher) childKeys(used uint16, kids *[16]hashkey.Key) vertex.ChildKeys 
 // since the branch was last hashed from its ChildKeys.
 func (h *hasher) encode(v *vertex.Vertex, kids *[16]hashkey.Key) (inner, outer []byte, err error) {
 	if v.Kind == vertex.Leaf {
-		value, err := h.value(v)
+		root, err := h.storageRoot(v)
 		if err != nil {
 			return nil, nil, err
 		}
-		h.buf = hashkey.AppendLeaf(h.buf[:0], v.Path, value)
-		return h.buf, nil, nil
+		return h.Leaf(v, &root), nil, nil
 	}
 	need := v.Used
 	if v.ChildKeys != nil {
@@ -123,84 +103,25 @@ func (h *hasher) encode(v *vertex.Vertex, kids *[16]hashkey.Key) (inner, outer [
 			kids[n] = k
 		}
 	}
-	return h.encodeBranch(v, kids)
+	inner, outer = h.Branch(v, kids)
+	return inner, outer, nil
 }
 
-// encodeBranch is encode for a branch whose children's keys are in kids.
-func (h *hasher) encodeBranch(v *vertex.Vertex, kids *[16]hashkey.Key) (inner, outer []byte, err error) {
-	var value []byte
-	if v.HasValue() {
-		if value, err = h.value(v); err != nil {
-			return nil, nil, err
-		}
-	}
-	h.buf = hashkey.AppendBranch(h.buf[:0], kids, value)
-	if len(v.Path) == 0 {
-		return h.buf, nil, nil
-	}
-	k := h.keyOf(h.buf)
-	n := len(h.buf)
-	h.buf = hashkey.AppendExtension(h.buf, v.Path, &k)
-	return h.buf[:n], h.buf[n:], nil
-}
-
-// value returns the bytes a leaf node stores as its value (payloadRLP), reading
-// an account's storage root key.
-func (h *hasher) value(v *vertex.Vertex) ([]byte, error) {
+// storageRoot returns the storage root of leaf v: the key of its storage
+// trie for an account with storage, else the empty root.
+func (h *hasher) storageRoot(v *vertex.Vertex) (hashkey.Hash, error) {
 	root := hashkey.EmptyRoot
 	if v.Payload == vertex.AccountPayload && v.Acc.Storage != vertex.NoID {
 		k, err := h.key(v.Acc.Storage)
 		if err != nil {
-			return nil, err
+			return root, err
 		}
 		if k.IsVoid() {
-			return nil, vertexError(v.Acc.Storage, ErrMissingVertex)
+			return root, vertexError(v.Acc.Storage, ErrMissingVertex)
 		}
 		root = k.Hash()
 	}
-	return h.payloadRLP(v, &root), nil
-}
-
-// leafKey returns the key of leaf v whose account (if it is one) has storage
-// root root: for builders that hold the root already and need no lookup.
-func (h *hasher) leafKey(v *vertex.Vertex, root *hashkey.Hash) hashkey.Key {
-	h.buf = hashkey.AppendLeaf(h.buf[:0], v.Path, h.payloadRLP(v, root))
-	return h.keyOf(h.buf)
-}
-
-// payloadRLP returns the bytes a leaf node stores as its value: raw bytes as
-// they are, a slot as RLP of its minimal big-endian value, an account as
-// RLP[nonce, balance, storageRoot, codeHash] with root as its storage root.
-func (h *hasher) payloadRLP(v *vertex.Vertex, root *hashkey.Hash) []byte {
-	switch v.Payload {
-	case vertex.SlotPayload:
-		h.vbuf = hashkey.AppendString(h.vbuf[:0], v.Value)
-		return h.vbuf
-	case vertex.AccountPayload:
-		h.vbuf = appendAccountRLP(h.vbuf[:0], v.Acc, root)
-		return h.vbuf
-	}
-	return v.Value
-}
-
-// appendAccountRLP appends RLP[nonce, balance, storageRoot, codeHash].
-func appendAccountRLP(dst []byte, a *vertex.Account, root *hashkey.Hash) []byte {
-	var bal [32]byte
-	a.Balance.WriteToArray32(&bal)
-	balBytes := trimLeadingZeros(bal[:])
-	payload := hashkey.Uint64Size(a.Nonce) + hashkey.StringSize(balBytes) + 33 + 33
-	dst = hashkey.AppendListHeader(dst, payload)
-	dst = hashkey.AppendUint64(dst, a.Nonce)
-	dst = hashkey.AppendString(dst, balBytes)
-	dst = hashkey.AppendString(dst, root[:])
-	return hashkey.AppendString(dst, a.CodeHash[:])
-}
-
-func trimLeadingZeros(b []byte) []byte {
-	for len(b) > 0 && b[0] == 0 {
-		b = b[1:]
-	}
-	return b
+	return root, nil
 }
 
 // remember records key k of vertex v (as seen at id) where the next read finds it.

@@ -273,7 +273,7 @@ func (c *invariantChecker) leaf(id vertex.ID, v *vertex.Vertex, path []byte, tk 
 	if !ok {
 		return hashkey.Key{}, false
 	}
-	return c.h.leafKey(v, &root), true
+	return c.h.LeafKey(v, &root), true
 }
 
 func (c *invariantChecker) branch(id vertex.ID, v *vertex.Vertex, path []byte, tk trieKind, owner string, where func() string, depth int) (hashkey.Key, bool) {
@@ -339,10 +339,5 @@ func (c *invariantChecker) branch(id vertex.ID, v *vertex.Vertex, path []byte, t
 			}
 		}
 	}
-	inner, outer, err := c.h.encodeBranch(v, &keys)
-	if err != nil {
-		c.fail(id, where, "encoding: %v", err)
-		return hashkey.Key{}, false
-	}
-	return c.h.nodeKey(inner, outer), true
+	return c.h.BranchKey(v, &keys), true
 }

@@ -8,6 +8,8 @@ import (
 	"slices"
 
 	"github.com/hexstate/hexstate/hashkey"
+	"github.com/hexstate/hexstate/trie/internal/build"
+	"github.com/hexstate/hexstate/trie/internal/nodeenc"
 	"github.com/hexstate/hexstate/vertex"
 )
 
@@ -16,7 +18,7 @@ import (
 // calls as the caller likes, each account with its storage sorted by slot hash.
 // Unlike BulkLoadAccounts, which builds the state in a frame and so holds all of
 // it in memory, a loader keeps only the branches open on the current path (see
-// streamBuilder) and writes finished vertices to the backend in batches of
+// build.Builder) and writes finished vertices to the backend in batches of
 // loaderBatch records: its memory does not depend on the state's size. Both use
 // the same builder: a load writes the records (IDs included) that
 // BulkLoadAccounts of the same accounts followed by Persist writes.
@@ -36,9 +38,9 @@ type StateLoader struct {
 	db       *DB
 	base     *Frame // the base the load started on; Commit requires it unchanged
 	alloc    vertex.Allocator
-	h        hasher
-	accts    *streamBuilder // the account trie, rooted at vertex.RootID
-	slots    *streamBuilder // one account's storage trie at a time
+	enc      nodeenc.Encoder
+	accts    *build.Builder // the account trie, rooted at vertex.RootID
+	slots    *build.Builder // one account's storage trie at a time
 	cur      *loaderBatch   // the batch being filled
 	spare    *loaderBatch   // the other one: in flight while inflight is not nil
 	inflight chan error     // the result of the write in flight, nil when none
@@ -81,10 +83,9 @@ func (db *DB) NewStateLoader() (*StateLoader, error) {
 	}
 	db.loading = true
 	l := &StateLoader{db: db, base: db.base, alloc: db.base.alloc, cur: new(loaderBatch), spare: new(loaderBatch)}
-	l.h.fr = db.base
-	l.accts = newStreamBuilder(db.format, &l.alloc, &l.h, l.emit)
-	l.accts.reset(vertex.RootID, 0)
-	l.slots = newStreamBuilder(db.format, &l.alloc, &l.h, l.emit)
+	l.accts = build.New(db.format, &l.alloc, &l.enc, l.emit)
+	l.accts.Reset(vertex.RootID, 0)
+	l.slots = build.New(db.format, &l.alloc, &l.enc, l.emit)
 	return l, nil
 }
 
@@ -169,7 +170,7 @@ func (l *StateLoader) Commit(block uint64) (hashkey.Hash, error) {
 		return hashkey.Hash{}, fmt.Errorf("trie: state loader: commit block %d: %w", block, err)
 	}
 	defer l.end()
-	k, err := l.accts.finish()
+	k, err := l.accts.Finish()
 	if err == nil {
 		err = l.wait()
 	}

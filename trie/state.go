@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/hexstate/hexstate/hashkey"
+	"github.com/hexstate/hexstate/trie/internal/nodeenc"
 	"github.com/hexstate/hexstate/vertex"
 	"github.com/holiman/uint256"
 )
@@ -123,7 +124,7 @@ func (fr *Frame) UpdateStorage(addrHash, slotHash hashkey.Hash, value *uint256.I
 			sid = fr.alloc.Take(1)
 		}
 		b := value.Bytes32()
-		p := payload{kind: vertex.SlotPayload, value: fr.copyValue(trimLeadingZeros(b[:]))}
+		p := payload{kind: vertex.SlotPayload, value: fr.copyValue(nodeenc.TrimLeadingZeros(b[:]))}
 		if err := fr.merge(sid, slotPath, &p, must); err != nil {
 			return err
 		}

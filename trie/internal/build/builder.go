@@ -1,12 +1,13 @@
-package trie
+package build
 
 import (
 	"github.com/hexstate/hexstate/hashkey"
+	"github.com/hexstate/hexstate/trie/internal/nodeenc"
 	"github.com/hexstate/hexstate/vertex"
 )
 
-// streamBuilder is the one builder of every sorted-input path (BulkLoadAccounts,
-// StateLoader, the generic bulk load): it builds one trie, or one sub-trie,
+// Builder is the one builder of every sorted-input path (the trie package's
+// BulkLoadAccounts, StateLoader and generic bulk load): it builds one trie, or one sub-trie,
 // from leaves given one at a time in strictly increasing key order, the way
 // go-ethereum's StackTrie does. It keeps only the branches open on the path of
 // the last key and hands every vertex to emit as soon as it is complete —
@@ -22,7 +23,7 @@ import (
 // the value of the branch at d.
 //
 // IDs are taken from alloc in one fixed order, which the parallel bulk load
-// (bulkdriver.go) and idCounter reproduce: a format-v2 branch takes its 16
+// (the trie package's bulkdriver.go) and Counter reproduce: a format-v2 branch takes its 16
 // slots when it opens; a format-v1 vertex takes its ID when it is placed into
 // its parent, after its own sub-trie's; an account's storage trie takes its
 // IDs after the account's key is added (closing what the key ends) and before
@@ -36,10 +37,10 @@ import (
 //
 // emit must be done with the vertex when it returns: the builder reuses
 // vertices, paths, values, child arrays and the children's-keys buffer.
-type streamBuilder struct {
+type Builder struct {
 	format vertex.Format
 	alloc  *vertex.Allocator
-	h      *hasher
+	enc    *nodeenc.Encoder
 	emit   func(id vertex.ID, v *vertex.Vertex) error
 	rootID vertex.ID
 	start  int // nibble where the top vertex's path starts
@@ -69,21 +70,24 @@ type pendingTrie struct {
 	branch  *openBranch
 }
 
-func newStreamBuilder(f vertex.Format, a *vertex.Allocator, h *hasher, emit func(vertex.ID, *vertex.Vertex) error) *streamBuilder {
-	return &streamBuilder{format: f, alloc: a, h: h, emit: emit}
+// New returns a builder of format f that takes IDs from a, hashes with enc and
+// hands every finished vertex to emit. Builders that share a may not run
+// concurrently.
+func New(f vertex.Format, a *vertex.Allocator, enc *nodeenc.Encoder, emit func(vertex.ID, *vertex.Vertex) error) *Builder {
+	return &Builder{format: f, alloc: a, enc: enc, emit: emit}
 }
 
-// reset readies the builder for a new trie whose top vertex goes to rootID
+// Reset readies the builder for a new trie whose top vertex goes to rootID
 // with its path from nibble start of its keys.
-func (b *streamBuilder) reset(rootID vertex.ID, start int) {
+func (b *Builder) Reset(rootID vertex.ID, start int) {
 	b.rootID, b.start, b.has, b.stack = rootID, start, false, b.stack[:0]
 }
 
-// add adds the leaf of key (nibbles, above the last key's and sharing its first
+// Add adds the leaf of key (nibbles, above the last key's and sharing its first
 // start nibbles) with payload kind and value or account acc, whose storage
 // trie, if any, the caller builds next and gives with setStorage. key, value
 // and acc are copied.
-func (b *streamBuilder) add(key []byte, kind vertex.PayloadKind, value []byte, acc *vertex.Account) error {
+func (b *Builder) Add(key []byte, kind vertex.PayloadKind, value []byte, acc *vertex.Account) error {
 	if b.has {
 		d := commonPrefix(b.last, key)
 		if err := b.closeBelow(d); err != nil {
@@ -112,15 +116,15 @@ func (b *streamBuilder) add(key []byte, kind vertex.PayloadKind, value []byte, a
 	return nil
 }
 
-// setStorage gives the account just added its storage trie: the trie's ID and
+// SetStorage gives the account just added its storage trie: the trie's ID and
 // root hash.
-func (b *streamBuilder) setStorage(id vertex.ID, root hashkey.Hash) {
+func (b *Builder) SetStorage(id vertex.ID, root hashkey.Hash) {
 	b.pend.account.Storage, b.pend.root = id, root
 }
 
-// finish closes every open branch, places what remains at rootID and returns
+// Finish closes every open branch, places what remains at rootID and returns
 // its key (void for an empty trie).
-func (b *streamBuilder) finish() (hashkey.Key, error) {
+func (b *Builder) Finish() (hashkey.Key, error) {
 	if !b.has {
 		return hashkey.Key{}, nil
 	}
@@ -132,7 +136,7 @@ func (b *streamBuilder) finish() (hashkey.Key, error) {
 
 // closeBelow closes the open branches deeper than d, bottom up: each takes the
 // pending sub-trie as its last child and becomes the pending sub-trie itself.
-func (b *streamBuilder) closeBelow(d int) error {
+func (b *Builder) closeBelow(d int) error {
 	for len(b.stack) > 0 && b.stack[len(b.stack)-1].depth > d {
 		top := b.stack[len(b.stack)-1]
 		if err := b.placePending(top); err != nil {
@@ -145,7 +149,7 @@ func (b *streamBuilder) closeBelow(d int) error {
 }
 
 // push opens a branch at depth d (its v2 slots are taken now).
-func (b *streamBuilder) push(d int) {
+func (b *Builder) push(d int) {
 	var ob *openBranch
 	if n := len(b.free); n > 0 {
 		ob, b.free = b.free[n-1], b.free[:n-1]
@@ -154,76 +158,56 @@ func (b *streamBuilder) push(d int) {
 	}
 	ob.depth, ob.kids, ob.ids = d, [16]hashkey.Key{}, [16]vertex.ID{}
 	ob.v = vertex.Vertex{}
-	initBranch(&ob.v, nil, b.format, b.alloc, &ob.ids)
+	b.alloc.InitBranch(&ob.v, b.format, nil, &ob.ids)
 	b.stack = append(b.stack, ob)
 }
 
 // placePending makes the pending sub-trie the child of open branch p at the
 // last key's nibble p.depth.
-func (b *streamBuilder) placePending(p *openBranch) error {
+func (b *Builder) placePending(p *openBranch) error {
 	n := b.last[p.depth]
-	k, err := b.place(addChild(&p.v, n, b.alloc), p.depth+1)
+	k, err := b.place(b.alloc.AddChild(&p.v, n), p.depth+1)
 	p.kids[n] = k
 	return err
 }
 
 // place gives the pending sub-trie ID id and its path from nibble start of the
 // last key, hashes it and emits it. A placed branch is free for reuse.
-func (b *streamBuilder) place(id vertex.ID, start int) (hashkey.Key, error) {
+func (b *Builder) place(id vertex.ID, start int) (hashkey.Key, error) {
 	if ob := b.pend.branch; ob != nil {
 		b.pend.branch = nil
 		b.free = append(b.free, ob) // emitted below; not touched before the next push
 		ob.v.Path = b.last[start:ob.depth]
-		return emitBranch(b.h, id, &ob.v, &ob.kids, &b.ck, b.emit)
+		return EmitBranch(b.enc, id, &ob.v, &ob.kids, &b.ck, b.emit)
 	}
 	v := &b.pend.leaf
 	v.Path = b.last[start:]
-	v.Key = b.h.leafKey(v, &b.pend.root)
+	v.Key = b.enc.LeafKey(v, &b.pend.root)
 	k := v.Key
 	return k, b.emit(id, v)
 }
 
-// emitBranch hashes branch v, whose children have keys kids, packs those keys
+// EmitBranch hashes branch v, whose children have keys kids, packs those keys
 // into *ck for its record (the first update below it then reads no siblings)
 // and hands it to emit at id.
-func emitBranch(h *hasher, id vertex.ID, v *vertex.Vertex, kids *[16]hashkey.Key, ck *[]byte, emit func(vertex.ID, *vertex.Vertex) error) (hashkey.Key, error) {
-	inner, outer, err := h.encodeBranch(v, kids)
-	if err != nil {
-		return hashkey.Key{}, err
-	}
-	v.Key = h.nodeKey(inner, outer)
+func EmitBranch(h *nodeenc.Encoder, id vertex.ID, v *vertex.Vertex, kids *[16]hashkey.Key, ck *[]byte, emit func(vertex.ID, *vertex.Vertex) error) (hashkey.Key, error) {
+	v.Key = h.BranchKey(v, kids)
 	*ck = vertex.PackChildKeys((*ck)[:0], v.Used, kids)
 	v.ChildKeys = *ck
 	k := v.Key
 	return k, emit(id, v)
 }
 
-// addAccount adds account a to accts, then builds its storage trie, if any,
-// with slots (which shares accts's allocator) under a fresh ID. nib is
-// scratch.
-func addAccount(accts, slots *streamBuilder, a *AccountLeaf, nib *[]byte) error {
-	acc := a.Account.vertexAccount()
-	*nib = hashkey.AppendNibbles((*nib)[:0], a.AddrHash[:])
-	if err := accts.add(*nib, vertex.AccountPayload, nil, &acc); err != nil {
-		return err
-	}
-	if len(a.Storage) == 0 {
-		return nil
-	}
-	id := accts.alloc.Take(1)
-	slots.reset(id, 0)
-	for j := range a.Storage {
-		s := &a.Storage[j]
-		val := s.Value.Bytes32()
-		*nib = hashkey.AppendNibbles((*nib)[:0], s.Hash[:])
-		if err := slots.add(*nib, vertex.SlotPayload, trimLeadingZeros(val[:]), nil); err != nil {
-			return err
+// Alloc is the allocator the builder takes IDs from.
+func (b *Builder) Alloc() *vertex.Allocator { return b.alloc }
+
+// commonPrefix returns the length of the common prefix of a and b.
+func commonPrefix(a, b []byte) int {
+	n := min(len(a), len(b))
+	for i := 0; i < n; i++ {
+		if a[i] != b[i] {
+			return i
 		}
 	}
-	k, err := slots.finish()
-	if err != nil {
-		return err
-	}
-	accts.setStorage(id, k.Hash())
-	return nil
+	return n
 }

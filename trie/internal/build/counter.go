@@ -1,14 +1,14 @@
-package trie
+package build
 
 import "github.com/hexstate/hexstate/vertex"
 
-// idCounter counts the IDs a streamBuilder takes for the same keys, without
-// building anything: it follows add and finish on the depths of the open
+// Counter counts the IDs a Builder takes for the same keys, without
+// building anything: it follows Add and Finish on the depths of the open
 // branches alone. Keys are bytes here (a nibble path of even length), so that
 // the count needs no nibble conversion. The count excludes the top vertex's
 // ID, which the builder's caller gives, and any storage tries (which the
-// caller adds, see accountIDs).
-type idCounter struct {
+// caller counts with a Counter of their own).
+type Counter struct {
 	v1    bool
 	stack []int  // depths of the open branches
 	last  []byte // the last key (aliased: the caller's keys do not change)
@@ -16,14 +16,15 @@ type idCounter struct {
 	ids   int
 }
 
-func (c *idCounter) reset(f vertex.Format) {
+// Reset readies c to count a new trie in format f.
+func (c *Counter) Reset(f vertex.Format) {
 	c.v1, c.stack, c.has, c.ids = f == vertex.FormatV1, c.stack[:0], false, 0
 }
 
-// add follows streamBuilder.add for key.
-func (c *idCounter) add(key []byte) {
+// Add follows Builder.Add for key.
+func (c *Counter) Add(key []byte) {
 	if c.has {
-		d := nibblePrefix(c.last, key)
+		d := NibblePrefix(c.last, key)
 		for len(c.stack) > 0 && c.stack[len(c.stack)-1] > d {
 			c.stack = c.stack[:len(c.stack)-1]
 			c.placed()
@@ -42,14 +43,14 @@ func (c *idCounter) add(key []byte) {
 }
 
 // placed counts a vertex placed into its parent: an ID in format v1.
-func (c *idCounter) placed() {
+func (c *Counter) placed() {
 	if c.v1 {
 		c.ids++
 	}
 }
 
-// finish follows streamBuilder.finish and returns the count.
-func (c *idCounter) finish() int {
+// Finish follows Builder.Finish and returns the count.
+func (c *Counter) Finish() int {
 	for range c.stack {
 		c.placed()
 	}
@@ -57,22 +58,9 @@ func (c *idCounter) finish() int {
 	return c.ids
 }
 
-// storageIDs returns how many IDs addAccount takes for a's storage: the
-// storage trie's ID and those of its vertices.
-func (c *idCounter) storageIDs(f vertex.Format, a *AccountLeaf) int {
-	if len(a.Storage) == 0 {
-		return 0
-	}
-	c.reset(f)
-	for j := range a.Storage {
-		c.add(a.Storage[j].Hash[:])
-	}
-	return 1 + c.finish()
-}
-
-// nibblePrefix returns the length in nibbles of the common prefix of byte
+// NibblePrefix returns the length in nibbles of the common prefix of byte
 // strings a and b.
-func nibblePrefix(a, b []byte) int {
+func NibblePrefix(a, b []byte) int {
 	n := min(len(a), len(b))
 	for i := 0; i < n; i++ {
 		if x := a[i] ^ b[i]; x != 0 {
@@ -85,8 +73,8 @@ func nibblePrefix(a, b []byte) int {
 	return 2 * n
 }
 
-// nibbleAt returns nibble d of byte string k.
-func nibbleAt(k []byte, d int) byte {
+// NibbleAt returns nibble d of byte string k.
+func NibbleAt(k []byte, d int) byte {
 	if d%2 == 0 {
 		return k[d/2] >> 4
 	}
