@@ -174,8 +174,8 @@ func (db *DB) Close() error {
 
 // load returns persisted vertex id (nil when absent), from the cache or the backend.
 // Each call returns a vertex of its own, decoded from the cached or stored record.
-func (db *DB) load(id vertex.ID) (*vertex.Vertex, error) {
-	var v *vertex.Vertex
+func (db *DB) load(id vertex.ID) (*node, error) {
+	var v *node
 	if ok, err := db.cache.Get(id, func(rec []byte) (err error) {
 		v, err = db.decode(id, rec)
 		return err
@@ -199,8 +199,8 @@ func (db *DB) load(id vertex.ID) (*vertex.Vertex, error) {
 
 // decode decodes the record of vertex id and checks that a branch has the
 // database's layout (a v1 branch in a v2 database is corruption, not a variant).
-func (db *DB) decode(id vertex.ID, rec []byte) (*vertex.Vertex, error) {
-	v, err := vertex.Decode(rec)
+func (db *DB) decode(id vertex.ID, rec []byte) (*node, error) {
+	v, err := decodeNode(rec)
 	if err != nil {
 		return nil, vertexError(id, err)
 	}
@@ -228,7 +228,7 @@ func (db *DB) decode(id vertex.ID, rec []byte) (*vertex.Vertex, error) {
 // prefetchChildren loads the persisted children of a format-v2 branch in one range
 // read over its 16 slots when two or more of them are neither in fr's frames nor
 // cached. (A format-v1 branch's children are scattered: they are read one by one.)
-func (db *DB) prefetchChildren(fr *Frame, v *vertex.Vertex) error {
+func (db *DB) prefetchChildren(fr *Frame, v *node) error {
 	if v.Kids != nil || v.Used == 0 || v.Base >= fr.vtx.First() {
 		return nil // v1, or slots allocated by fr itself: nothing of them is stored
 	}

@@ -41,7 +41,7 @@ func (fr *Frame) remove(id vertex.ID, path []byte, must bool) (bool, error) {
 	}
 	// The child a collapse would move up: the one slot left besides n, when the
 	// branch has (or, removing its value, will have) no value.
-	var only *vertex.Vertex
+	var only *node
 	onlyN := -1
 	left := v.Used
 	if n >= 0 {
@@ -53,7 +53,7 @@ func (fr *Frame) remove(id vertex.ID, path []byte, must bool) (bool, error) {
 			return false, err
 		}
 	}
-	var b *vertex.Vertex
+	var b *node
 	if n < 0 {
 		b = fr.own(id, v)
 		b.Payload, b.Value, b.Acc = vertex.NoPayload, nil, nil
@@ -63,10 +63,10 @@ func (fr *Frame) remove(id vertex.ID, path []byte, must bool) (bool, error) {
 			return false, err
 		}
 		b = fr.own(id, v)
-		b.Stale |= 1 << n
+		b.stale |= 1 << n
 		if c, ok := fr.vtx.Lookup(cid); ok && c == nil {
 			b.Used &^= 1 << n
-			b.Stale &^= 1 << n
+			b.stale &^= 1 << n
 			if b.Kids != nil {
 				b.Kids[n] = vertex.NoID
 			}
@@ -79,7 +79,7 @@ func (fr *Frame) remove(id vertex.ID, path []byte, must bool) (bool, error) {
 // collapse restores the branch invariant (two or more children, or one child and
 // a value) for branch b, which fr owns at id. only is b's child in slot onlyN,
 // read beforehand: the child that moves up if b is left with it alone.
-func (fr *Frame) collapse(id vertex.ID, b *vertex.Vertex, onlyN int, only *vertex.Vertex) {
+func (fr *Frame) collapse(id vertex.ID, b *node, onlyN int, only *node) {
 	switch kids := bits.OnesCount16(b.Used); {
 	case kids == 0 && b.HasValue():
 		leaf := fr.newVertex()

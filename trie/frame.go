@@ -9,9 +9,9 @@ import (
 )
 
 // vertexStore holds the vertices one frame changed.
-type vertexStore = framestore.Store[vertex.Vertex]
+type vertexStore = framestore.Store[node]
 
-func newVertexStore(first vertex.ID) vertexStore { return framestore.New[vertex.Vertex](first) }
+func newVertexStore(first vertex.ID) vertexStore { return framestore.New[node](first) }
 
 // frameState is where a frame stands in the frame tree.
 type frameState uint8
@@ -44,7 +44,7 @@ type Frame struct {
 	sealed  bool
 	h       hasher           // scratch for key computation (serial path)
 	arena   []byte           // backing store for the nibble paths and values of new vertices
-	slab    []vertex.Vertex  // vertices handed out by newVertex
+	slab    []node           // vertices handed out by newVertex
 	accSlab []vertex.Account // accounts handed out by newAccount
 	writes  int              // writes since the last hash, to choose parallel hashing
 }
@@ -106,7 +106,7 @@ func (fr *Frame) check(write bool) error {
 }
 
 // get returns vertex id as this frame sees it, or nil when there is none.
-func (fr *Frame) get(id vertex.ID) (*vertex.Vertex, error) {
+func (fr *Frame) get(id vertex.ID) (*node, error) {
 	for f := fr; f != nil; f = f.parent {
 		if v, ok := f.vtx.Lookup(id); ok {
 			return v, nil
@@ -118,7 +118,7 @@ func (fr *Frame) get(id vertex.ID) (*vertex.Vertex, error) {
 // need returns vertex id, which something refers to (a branch slot, an account's
 // storage root) and which therefore must exist: its absence is corruption
 // (ErrMissingVertex), not an empty trie.
-func (fr *Frame) need(id vertex.ID) (*vertex.Vertex, error) {
+func (fr *Frame) need(id vertex.ID) (*node, error) {
 	v, err := fr.get(id)
 	if err == nil && v == nil {
 		err = vertexError(id, ErrMissingVertex)
@@ -128,7 +128,7 @@ func (fr *Frame) need(id vertex.ID) (*vertex.Vertex, error) {
 
 // lookup is need when must is set and get otherwise (the root of a trie, which
 // may be empty).
-func (fr *Frame) lookup(id vertex.ID, must bool) (*vertex.Vertex, error) {
+func (fr *Frame) lookup(id vertex.ID, must bool) (*node, error) {
 	if must {
 		return fr.need(id)
 	}
@@ -138,7 +138,7 @@ func (fr *Frame) lookup(id vertex.ID, must bool) (*vertex.Vertex, error) {
 // own returns a version of v (vertex id as seen by fr) that fr may change: v
 // itself when fr already holds it, a clone registered in fr otherwise. The clone's
 // key is void: it is about to change.
-func (fr *Frame) own(id vertex.ID, v *vertex.Vertex) *vertex.Vertex {
+func (fr *Frame) own(id vertex.ID, v *node) *node {
 	if cur, _ := fr.vtx.Lookup(id); cur == v {
 		v.Key = hashkey.Key{}
 		return v
@@ -161,21 +161,21 @@ func take[T any](slab *[]T, n int) *T {
 }
 
 // newVertex returns a zero vertex from the frame's slab.
-func (fr *Frame) newVertex() *vertex.Vertex { return take(&fr.slab, 64) }
+func (fr *Frame) newVertex() *node { return take(&fr.slab, 64) }
 
 // newAccount returns a zero account from the frame's slab.
 func (fr *Frame) newAccount() *vertex.Account { return take(&fr.accSlab, 32) }
 
 // clone returns a slab-allocated copy of v with a void key (see vertex.Clone).
-func (fr *Frame) clone(v *vertex.Vertex) *vertex.Vertex {
+func (fr *Frame) clone(v *node) *node {
 	c := fr.newVertex()
-	v.CloneInto(c)
+	v.cloneInto(c)
 	c.Key = hashkey.Key{}
 	return c
 }
 
 // newLeaf returns a new leaf with path and payload p.
-func (fr *Frame) newLeaf(path []byte, p *payload) *vertex.Vertex {
+func (fr *Frame) newLeaf(path []byte, p *payload) *node {
 	v := fr.newVertex()
 	v.Kind, v.Path = vertex.Leaf, path
 	p.setOn(v)
@@ -215,12 +215,12 @@ func (fr *Frame) keyNibbles(key []byte) []byte {
 
 // newBranch returns an empty branch with path p, its child slots allocated as the
 // database's format requires.
-func (fr *Frame) newBranch(p []byte) *vertex.Vertex {
+func (fr *Frame) newBranch(p []byte) *node {
 	b := fr.newVertex()
-	fr.alloc.InitBranch(b, fr.db.format, p, nil)
+	fr.alloc.InitBranch(&b.Vertex, fr.db.format, p, nil)
 	return b
 }
 
 // addChild marks slot n of branch b used and returns the child's ID: base+n in v2,
 // a fresh ID in v1.
-func (fr *Frame) addChild(b *vertex.Vertex, n byte) vertex.ID { return fr.alloc.AddChild(b, n) }
+func (fr *Frame) addChild(b *node, n byte) vertex.ID { return fr.alloc.AddChild(&b.Vertex, n) }

@@ -10,7 +10,7 @@ import "github.com/hexstate/hexstate/vertex"
 // writes only the slots of its own IDs.
 type frameSink struct {
 	fr    *Frame
-	verts []vertex.Vertex
+	verts []node
 	accs  []vertex.Account
 	kids  [][16]vertex.ID
 	arena []byte

@@ -26,7 +26,7 @@ type hasher struct {
 
 type pendingKey struct {
 	id vertex.ID
-	v  *vertex.Vertex
+	v  *node
 }
 
 // key returns the hash key of vertex id (void for no vertex).
@@ -69,18 +69,18 @@ func (h *hasher) childKeys(used uint16, kids *[16]hashkey.Key) vertex.ChildKeys 
 // in outer. Both alias the hasher's buffers, valid until its next use. For a
 // branch it fills kids with the children's keys, taking those that did not change
 // since the branch was last hashed from its ChildKeys.
-func (h *hasher) encode(v *vertex.Vertex, kids *[16]hashkey.Key) (inner, outer []byte, err error) {
+func (h *hasher) encode(v *node, kids *[16]hashkey.Key) (inner, outer []byte, err error) {
 	if v.Kind == vertex.Leaf {
 		root, err := h.storageRoot(v)
 		if err != nil {
 			return nil, nil, err
 		}
-		return h.Leaf(v, &root), nil, nil
+		return h.Leaf(&v.Vertex, &root), nil, nil
 	}
 	need := v.Used
 	if v.ChildKeys != nil {
 		v.ChildKeys.Unpack(kids)
-		need &= v.Stale | ^v.ChildKeys.Used()
+		need &= v.stale | ^v.ChildKeys.Used()
 	} else if err := h.fr.db.prefetchChildren(h.fr, v); err != nil {
 		return nil, nil, err
 	}
@@ -103,13 +103,13 @@ func (h *hasher) encode(v *vertex.Vertex, kids *[16]hashkey.Key) (inner, outer [
 			kids[n] = k
 		}
 	}
-	inner, outer = h.Branch(v, kids)
+	inner, outer = h.Branch(&v.Vertex, kids)
 	return inner, outer, nil
 }
 
 // storageRoot returns the storage root of leaf v: the key of its storage
 // trie for an account with storage, else the empty root.
-func (h *hasher) storageRoot(v *vertex.Vertex) (hashkey.Hash, error) {
+func (h *hasher) storageRoot(v *node) (hashkey.Hash, error) {
 	root := hashkey.EmptyRoot
 	if v.Payload == vertex.AccountPayload && v.Acc.Storage != vertex.NoID {
 		k, err := h.key(v.Acc.Storage)
@@ -125,7 +125,7 @@ func (h *hasher) storageRoot(v *vertex.Vertex) (hashkey.Hash, error) {
 }
 
 // remember records key k of vertex v (as seen at id) where the next read finds it.
-func (h *hasher) remember(id vertex.ID, v *vertex.Vertex, k hashkey.Key, kids *[16]hashkey.Key) {
+func (h *hasher) remember(id vertex.ID, v *node, k hashkey.Key, kids *[16]hashkey.Key) {
 	fr := h.fr
 	var ck vertex.ChildKeys
 	if v.Kind == vertex.Branch {
@@ -133,15 +133,15 @@ func (h *hasher) remember(id vertex.ID, v *vertex.Vertex, k hashkey.Key, kids *[
 	}
 	if cur, _ := fr.vtx.Lookup(id); cur == v {
 		// Owned: disjoint sub-tries never share a vertex, so this is race-free.
-		v.Key, v.ChildKeys, v.Stale = k, ck, 0
+		v.Key, v.ChildKeys, v.stale = k, ck, 0
 		return
 	}
 	if !fr.inFrames(id) {
 		fr.db.cacheKey(id, v, k, ck) // persisted vertex: cache the key
 		return
 	}
-	c := v.Clone()
-	c.Key, c.ChildKeys, c.Stale = k, ck, 0
+	c := v.clone()
+	c.Key, c.ChildKeys, c.stale = k, ck, 0
 	if h.parallel {
 		h.pending = append(h.pending, pendingKey{id, c})
 		return

@@ -222,7 +222,7 @@ func keyLenOK(tk trieKind, rootKind vertex.PayloadKind, n int) bool {
 // payload checks v's payload (a leaf's, or a branch's value) for a trie of
 // kind tk at a key of n nibbles, and returns v's storage root's key (the empty
 // root for no storage); ok is false when it is unusable.
-func (c *invariantChecker) payload(id vertex.ID, v *vertex.Vertex, path []byte, tk trieKind, where func() string, depth, n int) (root hashkey.Hash, ok bool) {
+func (c *invariantChecker) payload(id vertex.ID, v *node, path []byte, tk trieKind, where func() string, depth, n int) (root hashkey.Hash, ok bool) {
 	root = hashkey.EmptyRoot
 	want := vertex.SlotPayload
 	if tk == rootTrie {
@@ -268,15 +268,15 @@ func (c *invariantChecker) payload(id vertex.ID, v *vertex.Vertex, path []byte, 
 	return root, true
 }
 
-func (c *invariantChecker) leaf(id vertex.ID, v *vertex.Vertex, path []byte, tk trieKind, where func() string, depth int) (hashkey.Key, bool) {
+func (c *invariantChecker) leaf(id vertex.ID, v *node, path []byte, tk trieKind, where func() string, depth int) (hashkey.Key, bool) {
 	root, ok := c.payload(id, v, path, tk, where, depth, len(path)+len(v.Path))
 	if !ok {
 		return hashkey.Key{}, false
 	}
-	return c.h.LeafKey(v, &root), true
+	return c.h.LeafKey(&v.Vertex, &root), true
 }
 
-func (c *invariantChecker) branch(id vertex.ID, v *vertex.Vertex, path []byte, tk trieKind, owner string, where func() string, depth int) (hashkey.Key, bool) {
+func (c *invariantChecker) branch(id vertex.ID, v *node, path []byte, tk trieKind, owner string, where func() string, depth int) (hashkey.Key, bool) {
 	fr := c.fr
 	ok := true
 	if (v.Kids != nil) != (fr.db.format == vertex.FormatV1) {
@@ -334,10 +334,10 @@ func (c *invariantChecker) branch(id vertex.ID, v *vertex.Vertex, path []byte, t
 		var stored [16]hashkey.Key
 		v.ChildKeys.Unpack(&stored)
 		for n := 0; n < 16; n++ {
-			if bit := uint16(1) << n; v.Used&v.ChildKeys.Used()&^v.Stale&bit != 0 && stored[n] != keys[n] {
+			if bit := uint16(1) << n; v.Used&v.ChildKeys.Used()&^v.stale&bit != 0 && stored[n] != keys[n] {
 				c.fail(id, where, "ChildKeys slot %x holds %v, the child's key is %v", n, stored[n], keys[n])
 			}
 		}
 	}
-	return c.h.BranchKey(v, &keys), true
+	return c.h.BranchKey(&v.Vertex, &keys), true
 }

@@ -46,10 +46,10 @@ func invState(t *testing.T, f vertex.Format) (*DB, *Frame) {
 }
 
 // invFind returns the lowest ID fr holds whose vertex satisfies ok.
-func invFind(t *testing.T, fr *Frame, ok func(v *vertex.Vertex) bool) (vertex.ID, *vertex.Vertex) {
+func invFind(t *testing.T, fr *Frame, ok func(v *node) bool) (vertex.ID, *node) {
 	t.Helper()
 	var ids []vertex.ID
-	fr.vtx.Each(func(id vertex.ID, v *vertex.Vertex) {
+	fr.vtx.Each(func(id vertex.ID, v *node) {
 		if v != nil && ok(v) {
 			ids = append(ids, id)
 		}
@@ -62,11 +62,11 @@ func invFind(t *testing.T, fr *Frame, ok func(v *vertex.Vertex) bool) (vertex.ID
 	return id, v
 }
 
-func isAccountLeaf(v *vertex.Vertex) bool {
+func isAccountLeaf(v *node) bool {
 	return v.Kind == vertex.Leaf && v.Payload == vertex.AccountPayload
 }
 
-func isBranchOfTwo(v *vertex.Vertex) bool {
+func isBranchOfTwo(v *node) bool {
 	return v.Kind == vertex.Branch && bits.OnesCount16(v.Used) == 2 && !v.HasValue()
 }
 
@@ -106,7 +106,7 @@ func TestInvariantsCatchCorruption(t *testing.T) {
 			return id
 		}},
 		{"wrong child key", "ChildKeys", func(t *testing.T, fr *Frame) vertex.ID {
-			id, v := invFind(t, fr, func(v *vertex.Vertex) bool { return v.Kind == vertex.Branch && v.ChildKeys != nil })
+			id, v := invFind(t, fr, func(v *node) bool { return v.Kind == vertex.Branch && v.ChildKeys != nil })
 			var kids [16]hashkey.Key
 			v.ChildKeys.Unpack(&kids)
 			kids[bits.TrailingZeros16(v.Used)] = wrongKey
@@ -114,7 +114,7 @@ func TestInvariantsCatchCorruption(t *testing.T) {
 			return id
 		}},
 		{"ID above the top", "above the allocator's top", func(t *testing.T, fr *Frame) vertex.ID {
-			_, v := invFind(t, fr, func(v *vertex.Vertex) bool { return isAccountLeaf(v) && v.Acc.Storage != vertex.NoID })
+			_, v := invFind(t, fr, func(v *node) bool { return isAccountLeaf(v) && v.Acc.Storage != vertex.NoID })
 			a := *v.Acc
 			a.Storage = fr.alloc.Top + 5
 			v.Acc = &a
@@ -147,14 +147,14 @@ func TestInvariantsCatchCorruptRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := vertex.RootID + 1
-	var v *vertex.Vertex
+	var v *node
 	for ; id <= db.base.alloc.Top; id++ {
 		if v, _ = db.load(id); v != nil && v.Kind == vertex.Branch && v.Key.IsHash() {
 			break
 		}
 	}
 	v.Key = hashkey.NewHasher().KeyOf([]byte("not this node's RLP, long enough to be hashed"))
-	if err := db.backend.Write(&vertex.Batch{Puts: []vertex.Record{{ID: id, Rec: vertex.Encode(nil, v)}}}); err != nil {
+	if err := db.backend.Write(&vertex.Batch{Puts: []vertex.Record{{ID: id, Rec: vertex.Encode(nil, &v.Vertex)}}}); err != nil {
 		t.Fatal(err)
 	}
 	db.cache.Remove(id)

@@ -15,13 +15,13 @@ type Iterator struct {
 	stack []iterFrame
 	path  []byte // nibbles of the current position
 	key   []byte
-	value *vertex.Vertex
+	value *node
 	err   error
 }
 
 // iterFrame is one vertex on the iterator's path.
 type iterFrame struct {
-	v       *vertex.Vertex
+	v       *node
 	plen    int    // nibbles of the key above v.Path
 	bound   []byte // nibbles of start still to honour below v.Path; nil: none
 	pos     int    // -1: own value not yet visited; 0..15 next child; 16 done

@@ -55,7 +55,7 @@ type StorageIterator struct{ it *Iterator }
 // addrHash (none when the account or its storage does not exist).
 func (fr *Frame) StorageSlots(addrHash, start hashkey.Hash) *StorageIterator {
 	err := fr.enter(useRead, "storage slots")
-	var a *vertex.Vertex
+	var a *node
 	if err == nil {
 		a, err = fr.findAccount(addrHash)
 		fr.leave(useRead)

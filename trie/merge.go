@@ -12,7 +12,7 @@ type payload struct {
 }
 
 // setOn copies p into vertex v.
-func (p *payload) setOn(v *vertex.Vertex) { v.Payload, v.Value, v.Acc = p.kind, p.value, p.acc }
+func (p *payload) setOn(v *node) { v.Payload, v.Value, v.Acc = p.kind, p.value, p.acc }
 
 // merge stores p at nibble path below vertex id, overwriting an existing value;
 // must says id is referenced and so has to exist (see Frame.need).
@@ -48,7 +48,7 @@ func (fr *Frame) merge(id vertex.ID, path []byte, p *payload, must bool) error {
 				return nil
 			}
 			n := rest[0]
-			b.Stale |= 1 << n
+			b.stale |= 1 << n
 			if b.Used&(1<<n) != 0 {
 				return fr.merge(b.Child(int(n)), rest[1:], p, true)
 			}
@@ -75,7 +75,7 @@ func (fr *Frame) merge(id vertex.ID, path []byte, p *payload, must bool) error {
 }
 
 // setPayload copies the payload of src into dst.
-func setPayload(dst, src *vertex.Vertex) {
+func setPayload(dst, src *node) {
 	dst.Payload, dst.Value, dst.Acc = src.Payload, src.Value, src.Acc
 }
 

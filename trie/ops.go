@@ -70,7 +70,7 @@ func (fr *Frame) hash() (hashkey.Hash, error) {
 
 // find returns the vertex holding the payload at nibble path below id, if any;
 // must says id has to exist (see Frame.need).
-func (fr *Frame) find(id vertex.ID, path []byte, must bool) (*vertex.Vertex, error) {
+func (fr *Frame) find(id vertex.ID, path []byte, must bool) (*node, error) {
 	for {
 		v, err := fr.lookup(id, must)
 		if err != nil || v == nil {

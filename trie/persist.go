@@ -68,13 +68,8 @@ func (db *DB) Persist(fr *Frame, block uint64) error {
 			batch.Deletes = append(batch.Deletes, c.id)
 			continue
 		}
-		if db.noChild && v.ChildKeys != nil {
-			cp := *v
-			cp.ChildKeys = nil
-			v = &cp
-		}
 		start := len(buf)
-		buf = vertex.Encode(buf, v)
+		buf = v.encode(buf, !db.noChild)
 		batch.Puts = append(batch.Puts, vertex.Record{ID: c.id, Rec: buf[start:len(buf):len(buf)]})
 	}
 	if err := db.backend.Write(&batch); err != nil {
@@ -109,8 +104,8 @@ func (db *DB) checkBlockOrder(block uint64) error {
 
 type change struct {
 	id    vertex.ID
-	v     *vertex.Vertex // nil: deleted
-	frame int            // the frame's place in the chain, oldest 0
+	v     *node // nil: deleted
+	frame int   // the frame's place in the chain, oldest 0
 }
 
 // chainChanges returns the changes of the frames in chain (newest first), the
@@ -126,7 +121,7 @@ func chainChanges(chain []*Frame) ([]change, int) {
 	changes := make([]change, 0, n)
 	for i := len(chain) - 1; i >= 0; i-- {
 		frame := len(chain) - 1 - i
-		chain[i].vtx.Each(func(id vertex.ID, v *vertex.Vertex) { changes = append(changes, change{id, v, frame}) })
+		chain[i].vtx.Each(func(id vertex.ID, v *node) { changes = append(changes, change{id, v, frame}) })
 	}
 	// By ID, and an ID's versions oldest first.
 	slices.SortFunc(changes, func(a, b change) int {
@@ -152,12 +147,12 @@ func chainChanges(chain []*Frame) ([]change, int) {
 // hashing found for the persisted vertex v at id, as the record a persist
 // would write. Records store a key only for a branch whose key is a hash: for
 // any other vertex there is nothing to cache.
-func (db *DB) cacheKey(id vertex.ID, v *vertex.Vertex, k hashkey.Key, kids vertex.ChildKeys) {
+func (db *DB) cacheKey(id vertex.ID, v *node, k hashkey.Key, kids vertex.ChildKeys) {
 	if v.Kind != vertex.Branch || !k.IsHash() {
 		return
 	}
 	cp := *v
-	cp.Key, cp.ChildKeys, cp.Stale = k, kids, 0
+	cp.Key, cp.ChildKeys, cp.stale = k, kids, 0
 	var buf [640]byte
-	db.cache.Put(id, vertex.Encode(buf[:0], &cp))
+	db.cache.Put(id, cp.encode(buf[:0], true))
 }

@@ -131,7 +131,7 @@ func (fr *Frame) UpdateStorage(addrHash, slotHash hashkey.Hash, value *uint256.I
 	}
 	// The account's storage root changed: void the keys on its path.
 	for _, st := range steps[:n-1] {
-		fr.own(st.id, st.v).Stale |= 1 << st.n
+		fr.own(st.id, st.v).stale |= 1 << st.n
 	}
 	owned := fr.own(steps[n-1].id, leaf)
 	if sid != owned.Acc.Storage {
@@ -210,7 +210,7 @@ func (fr *Frame) StorageProof(addrHash, slotHash hashkey.Hash) ([][]byte, error)
 	return fr.proveAt(a.Acc.Storage, hashkey.AppendNibbles(nil, slotHash[:]))
 }
 
-func (fr *Frame) findAccount(addrHash hashkey.Hash) (*vertex.Vertex, error) {
+func (fr *Frame) findAccount(addrHash hashkey.Hash) (*node, error) {
 	var nb [64]byte
 	v, err := fr.find(vertex.RootID, hashkey.AppendNibbles(nb[:0], addrHash[:]), false)
 	if v != nil && v.Payload != vertex.AccountPayload {
@@ -223,7 +223,7 @@ func (fr *Frame) findAccount(addrHash hashkey.Hash) (*vertex.Vertex, error) {
 // the slot taken out of it (for the leaf, unused).
 type pathStep struct {
 	id vertex.ID
-	v  *vertex.Vertex
+	v  *node
 	n  byte
 }
 

@@ -61,7 +61,7 @@ func (e *CorruptError) Unwrap() error { return ErrCorrupt }
 // Encode appends the record of v to dst. A branch is written in format v1 when it
 // has a child array (Kids) and in format v2 otherwise. Only a branch's key is
 // stored, and only when it is a 32-byte hash; with it go its children's keys when
-// they are known and current (ChildKeys, no Stale bits), so that re-hashing the
+// they are known (ChildKeys, for every used slot), so that re-hashing the
 // branch after a write below one child needs no read of the other children.
 func Encode(dst []byte, v *Vertex) []byte {
 	tag := byte(v.Payload) << 2
@@ -75,7 +75,7 @@ func Encode(dst []byte, v *Vertex) []byte {
 	}
 	if v.Kind == Branch && v.Key.IsHash() {
 		tag |= tagHasKey
-		if v.ChildKeys != nil && v.Stale&v.Used == 0 && v.ChildKeys.Used() == v.Used {
+		if v.ChildKeys != nil && v.ChildKeys.Used() == v.Used {
 			tag |= tagChildKey
 		}
 	}

@@ -36,8 +36,9 @@ type Account struct {
 	Storage  ID
 }
 
-// Vertex is one node of the trie. Fields are never changed in place once the vertex
-// is shared (cached, or visible to another frame); writers clone first.
+// Vertex is one node of the trie, with exactly the fields its record stores
+// (Encode, Decode). What only memory knows about a vertex (which of a
+// branch's children changed since it was hashed) is the trie package's.
 type Vertex struct {
 	// The fields a walk or a parent's re-hash touches come first: they fill
 	// the struct's first 64 bytes, one cache line when the vertex starts on a
@@ -46,7 +47,6 @@ type Vertex struct {
 	Kind    Kind
 	Payload PayloadKind
 	Used    uint16   // branch: bit n set when child n exists
-	Stale   uint16   // branch, in memory: children whose key may differ from ChildKeys
 	Path    []byte   // nibbles: a leaf's remaining path, a branch's fused extension
 	Base    ID       // branch, format v2: child n is Base+n
 	Kids    *[16]ID  // branch, format v1: child IDs (nil in v2)
@@ -54,11 +54,10 @@ type Vertex struct {
 	Acc     *Account // AccountPayload
 
 	// ChildKeys holds a branch's children's keys as of its last hash, so
-	// re-hashing it after a write below one child reads only that child (the
-	// Stale ones) and not its 15 siblings. Encode stores them with the branch's
-	// own key. The array is shared between versions of the vertex and never
-	// changed in place; nil means unknown (a record written without them):
-	// every child is read.
+	// re-hashing it after a write below one child reads only that child and
+	// not its 15 siblings. Encode stores them with the branch's own key. The
+	// array is never changed in place once built; nil means unknown (a record
+	// written without them): every child is read.
 	ChildKeys ChildKeys
 }
 
@@ -71,23 +70,6 @@ func (v *Vertex) Child(n int) ID {
 		return v.Kids[n]
 	}
 	return v.Base + ID(n)
-}
-
-// Clone returns a copy of v that can be changed without affecting v. Slices and the
-// account are shared (they are replaced, never mutated); a v1 child array is copied.
-func (v *Vertex) Clone() *Vertex {
-	c := new(Vertex)
-	v.CloneInto(c)
-	return c
-}
-
-// CloneInto makes c a copy of v, as Clone does, in memory the caller provides.
-func (v *Vertex) CloneInto(c *Vertex) {
-	*c = *v
-	if v.Kids != nil {
-		k := *v.Kids
-		c.Kids = &k
-	}
 }
 
 // HasValue reports whether v carries a payload (always true for a leaf).
