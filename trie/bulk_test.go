@@ -63,17 +63,17 @@ func TestBulkLoadMatchesInserts(t *testing.T) {
 				mem := trie.NewMemoryBackend()
 				db, _ := trie.Open(mem, &trie.Options{Format: f, Workers: workers})
 				fr := db.Begin()
-				if err := trie.G(fr).BulkLoad(keys, values); err != nil {
+				if err := trietest.G(fr).BulkLoad(keys, values); err != nil {
 					t.Fatal(err)
 				}
-				got, err := trie.G(fr).Hash()
+				got, err := trietest.G(fr).Hash()
 				if err != nil || got != ref.Hash() {
 					t.Fatalf("%s, %v, %d workers: bulk root %v (%v), inserts %v", name, f, workers, got, err, ref.Hash())
 				}
 				// The loaded trie is a normal trie: it takes writes and persists.
-				trie.G(fr).Put(keys[0], []byte("changed"))
+				trietest.G(fr).Put(keys[0], []byte("changed"))
 				ref.Put(keys[0], []byte("changed"))
-				trie.G(fr).Put([]byte{9, 9, 9}, []byte("new"))
+				trietest.G(fr).Put([]byte{9, 9, 9}, []byte("new"))
 				ref.Put([]byte{9, 9, 9}, []byte("new"))
 				if err := db.Persist(fr, 1); err != nil {
 					t.Fatal(err)

@@ -17,15 +17,17 @@ type Options struct {
 	// fails with a *FormatError; trie-migrate converts it.
 	Format vertex.Format
 	// CacheBytes bounds the bytes of vertex records cached above the backend
-	// (default 256 MiB; the cache's index adds about 40 bytes per record).
+	// (default 256 MiB; the cache's index, a map from ID to ring offset, is
+	// outside this bound).
 	CacheBytes int
 	// Workers is how many goroutines hash sub-tries, and build them in a bulk
 	// load, in parallel (default GOMAXPROCS; 1 works serially). Results are
 	// identical either way.
 	Workers int
 	// NoChildKeys stores only a branch's own key in its record, not its
-	// children's keys: records shrink (about 40 bytes per branch instead of up to
-	// 570), but re-hashing a branch read from the store must then read all its
+	// children's keys: a branch record keeps its own 32-byte key but not up to
+	// 16 more (docs/format.md §4.5), but re-hashing a branch read from the store
+	// must then read all its
 	// children (one range read in v2, one point read per child in v1). Both
 	// kinds of records can be read whatever this is set to.
 	NoChildKeys bool
@@ -34,8 +36,9 @@ type Options struct {
 // DB is a persistent Merkle-Patricia state database on a Backend: the persisted
 // base state plus a tree of in-memory frames (Frame) on top of it.
 //
-// The trie rooted at vertex.RootID is the state (account) trie, or, used through
-// Put/Get/Delete, a generic byte-keyed trie; a database holds one or the other.
+// The trie rooted at vertex.RootID is the state (account) trie, keyed by
+// keccak(address); each account leaf refers to the root of its storage trie.
+// Generic byte-keyed tries (transactions, receipts) are in-memory Tries.
 type DB struct {
 	mu      sync.RWMutex // Persist, Close, Begin and Rollback write; reads read
 	backend Backend
@@ -148,8 +151,8 @@ type CacheStats struct {
 	Hits, Misses uint64
 	Entries      int
 	// Bytes is the record bytes the cache holds (including records that a
-	// newer version replaced, until the ring overwrites them). The index adds
-	// about 40 bytes per entry on top.
+	// newer version replaced, until the ring overwrites them). The index, a
+	// map from ID to ring offset, comes on top.
 	Bytes  int
 	Budget int // the configured bound on Bytes
 }

@@ -22,7 +22,7 @@ const (
 	dropped                   // rolled back: stale
 )
 
-// Frame is a frame: one block's changes on top of a parent frame (or of the persisted
+// A Frame is one block's changes on top of a parent frame (or of the persisted
 // base). Frames form a tree, one per block, so forks can be kept side by side;
 // reads fall through to the parent and then to the database. A frame holds only
 // the vertices it changed, so its memory is proportional to its changes.

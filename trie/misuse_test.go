@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/hexstate/hexstate/hashkey"
+	"github.com/hexstate/hexstate/internal/trietest"
 	"github.com/hexstate/hexstate/trie"
 	"github.com/holiman/uint256"
 )
@@ -198,8 +199,8 @@ func TestMisuseWriteOverlapsRead(t *testing.T) {
 		"UpdateAccount": fr.UpdateAccount(misuseAddr(1000), misuseAccount(1000)),
 		"UpdateStorage": fr.UpdateStorage(misuseAddr(1), misuseAddr(2), uint256.NewInt(3)),
 		"DeleteAccount": fr.DeleteAccount(misuseAddr(2)),
-		"Put":           trie.G(fr).Put([]byte("k"), []byte("v")),
-		"Delete":        trie.G(fr).Delete([]byte("k")),
+		"Put":           trietest.G(fr).Put([]byte("k"), []byte("v")),
+		"Delete":        trietest.G(fr).Delete([]byte("k")),
 		"BulkLoad":      fr.BulkLoadAccounts(nil),
 	}
 	for name, err := range writes {

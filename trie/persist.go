@@ -111,8 +111,8 @@ type change struct {
 // chainChanges returns the changes of the frames in chain (newest first), the
 // newest version of each vertex, sorted by ID, and an estimate of their encoded
 // size. Records go to the store in ID order: RocksDB's memtable takes sorted
-// inserts about a third faster than random ones, and the encode buffer is then
-// written front to back.
+// inserts faster than random ones (docs/benchmarks.md §5), and the encode
+// buffer is then written front to back.
 func chainChanges(chain []*Frame) ([]change, int) {
 	n := 0
 	for _, f := range chain {

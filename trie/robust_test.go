@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/hexstate/hexstate/hashkey"
+	"github.com/hexstate/hexstate/internal/trietest"
 	"github.com/hexstate/hexstate/trie"
 	"github.com/hexstate/hexstate/vertex"
 	"github.com/holiman/uint256"
@@ -46,9 +47,9 @@ func TestDeleteReadErrorLeavesFrameIntact(t *testing.T) {
 		db, _ := trie.Open(mem, &trie.Options{Format: f, CacheBytes: 1})
 		fr := db.Begin()
 		a, b := bytes.Repeat([]byte("a"), 40), bytes.Repeat([]byte("b"), 40)
-		trie.G(fr).Put([]byte{0x10}, a) // root branch: slots 1 and 2, hash key stored
-		trie.G(fr).Put([]byte{0x20}, b)
-		root, _ := trie.G(fr).Hash()
+		trietest.G(fr).Put([]byte{0x10}, a) // root branch: slots 1 and 2, hash key stored
+		trietest.G(fr).Put([]byte{0x20}, b)
+		root, _ := trietest.G(fr).Hash()
 		if err := db.Persist(fr, 1); err != nil {
 			t.Fatal(err)
 		}
@@ -67,14 +68,14 @@ func TestDeleteReadErrorLeavesFrameIntact(t *testing.T) {
 			t.Fatal(err)
 		}
 		fr = db.Begin()
-		if err := trie.G(fr).Delete([]byte{0x10}); !errors.Is(err, errInjected) {
+		if err := trietest.G(fr).Delete([]byte{0x10}); !errors.Is(err, errInjected) {
 			t.Fatalf("%v: Delete: %v, want the injected error", f, err)
 		}
 		fb.fail = nil
-		if h, err := trie.G(fr).Hash(); err != nil || h != root {
+		if h, err := trietest.G(fr).Hash(); err != nil || h != root {
 			t.Fatalf("%v: after a failed Delete the root is %v (%v), want the old %v", f, h, err, root)
 		}
-		if v, _ := trie.G(fr).Get([]byte{0x10}); !bytes.Equal(v, a) {
+		if v, _ := trietest.G(fr).Get([]byte{0x10}); !bytes.Equal(v, a) {
 			t.Fatalf("%v: key deleted by a failed Delete", f)
 		}
 	}
@@ -96,17 +97,17 @@ func TestCorruptReferences(t *testing.T) {
 			mem := trie.NewMemoryBackend()
 			db, _ := trie.Open(mem, nil)
 			fr := db.Begin()
-			trie.G(fr).Put([]byte{1}, []byte("x"))
-			trie.G(fr).Put([]byte{2}, []byte("y"))
+			trietest.G(fr).Put([]byte{1}, []byte("x"))
+			trietest.G(fr).Put([]byte{2}, []byte("y"))
 			db.Persist(fr, 1)
 			db.Close()
 			mem.Write(&vertex.Batch{Puts: []vertex.Record{{ID: vertex.RootID, Rec: vertex.Encode(nil, root(mem))}}})
 			db, err := trie.Open(mem, nil)
 			if err == nil {
 				fr = db.Begin()
-				err = trie.G(fr).Put([]byte{0x05}, []byte("z"))
+				err = trietest.G(fr).Put([]byte{0x05}, []byte("z"))
 				if err == nil {
-					_, err = trie.G(fr).Hash()
+					_, err = trietest.G(fr).Hash()
 				}
 			}
 			if !errors.Is(err, vertex.ErrCorrupt) && !errors.Is(err, trie.ErrCorruptAdmin) {
@@ -158,18 +159,18 @@ func TestMissingStorageRoot(t *testing.T) {
 func TestEmptyBulkLoadAndForeignIteration(t *testing.T) {
 	db, _ := trie.Open(trie.NewMemoryBackend(), nil)
 	fr := db.Begin()
-	if err := trie.G(fr).BulkLoad(nil, nil); err != nil {
+	if err := trietest.G(fr).BulkLoad(nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := fr.BulkLoadAccounts(nil); err != nil {
 		t.Fatal(err)
 	}
-	if h, _ := trie.G(fr).Hash(); h != hashkey.EmptyRoot {
+	if h, _ := trietest.G(fr).Hash(); h != hashkey.EmptyRoot {
 		t.Fatalf("empty load: root %v", h)
 	}
 	// Account iteration over a generic trie stops with an error, not a panic.
 	for i := 0; i < 3; i++ {
-		trie.G(fr).Put([]byte(fmt.Sprint(i)), []byte("v"))
+		trietest.G(fr).Put([]byte(fmt.Sprint(i)), []byte("v"))
 	}
 	it := fr.Accounts(hashkey.Hash{})
 	if it.Next() || !errors.Is(it.Err(), vertex.ErrCorrupt) {
