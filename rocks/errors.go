@@ -62,8 +62,9 @@ var (
 	// merely a last record cut short by a crash), so RocksDB could only recover
 	// the writes before the damage and would silently drop intact later ones.
 	// Open refuses such a store, wrapped in an *OpenError whose WAL field says
-	// what would be kept, and changed nothing in it; Options.SalvageWAL opens it
-	// anyway at the last intact write (Store.WALDamage reports it).
+	// what would be kept, and leaves the damaged log as it is;
+	// Options.SalvageWAL opens it anyway at the last intact write
+	// (Store.WALDamage reports it).
 	ErrWALCorrupt = errors.New("rocks: write-ahead log damaged before its end")
 )
 
