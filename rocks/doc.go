@@ -14,6 +14,15 @@
 // typed error, and writes nothing in such a place. The admin record is stored as
 // given: checking its format version is the caller's job.
 //
+// Open also refuses a store whose write-ahead log is damaged before its end
+// (ErrWALCorrupt) instead of silently dropping the writes after the damage;
+// Options.SalvageWAL opens it at the last intact write (see wal.go).
+//
+// Write never lets RocksDB run into a full disk, which RocksDB 7.8 may not
+// survive: a free-space guard refuses a write that would leave less than
+// Options.ReserveBytes free, with ErrNoSpace, and the same write succeeds once
+// space is freed (see space.go).
+//
 // A Store is safe for concurrent use. Close flushes the memtables and releases
 // the database; every method called after Close returns ErrClosed.
 package rocks

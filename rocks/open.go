@@ -210,16 +210,26 @@ func probe(dir string, names []string) (marker []byte, empty bool, err error) {
 func openDB(dir string, o Options, mode openMode) (*Store, error) {
 	create := mode != modeOpen
 	native := o.build(create)
-	cfOpts := []*grocksdb.Options{native.db, native.db}
-	var (
-		db  *grocksdb.DB
-		cfs []*grocksdb.ColumnFamilyHandle
-		err error
-	)
-	if o.ReadOnly {
-		db, cfs, err = grocksdb.OpenDbForReadOnlyColumnFamilies(native.db, dir, cfNames, cfOpts, false)
-	} else {
-		db, cfs, err = grocksdb.OpenDbColumnFamilies(native.db, dir, cfNames, cfOpts)
+	// A last log record cut short by a crash is dropped; damage anywhere else
+	// fails the open (see wal.go).
+	native.db.SetWALRecoveryMode(grocksdb.TolerateCorruptedTailRecordsRecovery)
+	db, cfs, err := openNative(dir, o.ReadOnly, native)
+	var damage *WALDamage
+	if isCorruption(err) && !create {
+		if damage = probeWAL(dir, err); damage != nil {
+			if !o.SalvageWAL {
+				native.destroy()
+				oe := openErr(dir, ErrWALCorrupt,
+					fmt.Sprintf("a store whose write-ahead log (%s) is damaged before its end; recovery would stop at sequence number %d and drop the intact writes after it",
+						strings.Join(damage.Logs, ", "), damage.Sequence),
+					"the log was left as it is; to accept the loss and continue from the last intact write, open the store with Options.SalvageWAL (OpenError.WAL.Admin is the admin record it would keep), or restore the store from a backup",
+					err)
+				oe.WAL = damage
+				return nil, oe
+			}
+			native.db.SetWALRecoveryMode(grocksdb.PointInTimeRecovery)
+			db, cfs, err = openNative(dir, o.ReadOnly, native)
+		}
 	}
 	if err != nil {
 		native.destroy()
@@ -241,8 +251,13 @@ func openDB(dir string, o Options, mode openMode) (*Store, error) {
 		ro:       grocksdb.NewDefaultReadOptions(),
 		wo:       grocksdb.NewDefaultWriteOptions(),
 		batch:    grocksdb.NewWriteBatch(),
+
+		walDamage: damage,
 	}
 	s.wo.SetSync(o.Sync)
+	if !o.ReadOnly {
+		s.space = newSpace(dir, uint64(max(o.ReserveBytes, 0)))
+	}
 
 	if create {
 		// The marker is written, synced, right after RocksDB created the column
@@ -258,6 +273,15 @@ func openDB(dir string, o Options, mode openMode) (*Store, error) {
 		}
 	}
 	return s, nil
+}
+
+// openNative opens the database in dir with the column families of a store.
+func openNative(dir string, readOnly bool, native *nativeOptions) (*grocksdb.DB, []*grocksdb.ColumnFamilyHandle, error) {
+	cfOpts := []*grocksdb.Options{native.db, native.db}
+	if readOnly {
+		return grocksdb.OpenDbForReadOnlyColumnFamilies(native.db, dir, cfNames, cfOpts, false)
+	}
+	return grocksdb.OpenDbColumnFamilies(native.db, dir, cfNames, cfOpts)
 }
 
 // leftoverName matches the files RocksDB writes while creating a database,

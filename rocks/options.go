@@ -94,6 +94,26 @@ type Options struct {
 	// directory is ErrNoDatabase.
 	ReadOnly bool
 
+	// ReserveBytes is the free space the store keeps on its file system for
+	// RocksDB's background work (memtable flushes, compactions): a Write that
+	// would leave less is refused with ErrNoSpace before RocksDB sees it, and
+	// succeeds when retried after space was freed. A quarter of it is held by a
+	// reserve file in the store directory, released when space runs short. The
+	// default (0) is 2 × WriteBuffers × WriteBufferBytes (256 MiB with the
+	// default write buffer); a negative value disables the guard, and RocksDB
+	// may then hit a full disk itself (see NoSpaceError). docs/design.md
+	// ("Full disk") explains the approach and its limits.
+	ReserveBytes int64
+
+	// SalvageWAL opens a store whose write-ahead log is damaged before its end
+	// (which Open otherwise refuses with ErrWALCorrupt) at the last write before
+	// the damage, dropping the writes after it; Store.WALDamage then reports
+	// what was kept. Set it only after the damage was reported and accepted:
+	// the recovered store no longer holds the dropped writes, and once it is
+	// opened read-write RocksDB flushes the recovered state and deletes the
+	// damaged log.
+	SalvageWAL bool
+
 	// Tune, when set, is called last with the RocksDB options (used for the
 	// database and both column families) and the block-based table options,
 	// after all the settings above; the table options are installed after it
@@ -112,6 +132,7 @@ func DefaultOptions() Options {
 		WriteBufferBytes: DefaultWriteBufferBytes,
 		MaxOpenFiles:     DefaultMaxOpenFiles,
 		BackgroundJobs:   max(2, runtime.GOMAXPROCS(0)),
+		ReserveBytes:     2 * WriteBuffers * DefaultWriteBufferBytes,
 	}
 }
 
@@ -139,6 +160,9 @@ func (o *Options) withDefaults() Options {
 	}
 	if r.BackgroundJobs <= 0 {
 		r.BackgroundJobs = d.BackgroundJobs
+	}
+	if r.ReserveBytes == 0 {
+		r.ReserveBytes = int64(2 * WriteBuffers * r.WriteBufferBytes)
 	}
 	return r
 }

@@ -32,8 +32,11 @@ type Store struct {
 
 	ranges rangePool
 
-	wmu   sync.Mutex // serialises Write (batch reuse)
+	wmu   sync.Mutex // serialises Write (batch reuse) and guards space
 	batch *grocksdb.WriteBatch
+	space *space // the free-space guard; nil when read-only
+
+	walDamage *WALDamage // what a salvaging Open dropped; nil when nothing
 
 	pointReads, rangeReads, records atomic.Uint64
 }
@@ -171,6 +174,12 @@ func (s *Store) Admin() ([]byte, error) {
 // none of it. A record that is both put and deleted in b ends up deleted.
 // With Options.Sync the write-ahead log is fsynced before Write returns. A nil
 // or empty b writes nothing.
+//
+// When the file system cannot take b and keep Options.ReserveBytes free,
+// Write writes nothing and returns a *NoSpaceError (errors.Is ErrNoSpace) with
+// Refused set; the same Write succeeds once space is freed. If RocksDB itself
+// runs out of space, Write returns a *NoSpaceError without Refused and the
+// store accepts no further writes until it is reopened.
 func (s *Store) Write(b *vertex.Batch) error {
 	if err := s.acquireWritable(); err != nil {
 		return err
@@ -181,10 +190,16 @@ func (s *Store) Write(b *vertex.Batch) error {
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
+	if err := s.space.check(b); err != nil {
+		return fmt.Errorf("rocks: write batch (%d puts, %d deletes): %w", len(b.Puts), len(b.Deletes), err)
+	}
 	wb := s.batch
 	defer wb.Clear()
 	s.fill(wb, b)
 	if err := s.db.Write(s.wo, wb); err != nil {
+		if isNoSpace(err) {
+			err = s.space.fail(err)
+		}
 		return fmt.Errorf("rocks: write batch (%d puts, %d deletes): %w", len(b.Puts), len(b.Deletes), err)
 	}
 	return nil
@@ -221,6 +236,12 @@ func (s *Store) Stats() vertex.ReadStats {
 // database and frees every native resource. It waits for calls in flight. A
 // second Close returns nil. The database is closed even when the flush fails;
 // the flush error is returned (the write-ahead log still holds the data).
+//
+// On a nearly full disk Close first deletes the reserve file (see
+// Options.ReserveBytes) to give the flush room; after RocksDB ran out of space
+// (a Write returned a *NoSpaceError without Refused) it does not flush at all,
+// leaving the acknowledged writes in the write-ahead log for the next Open.
+// Either way it does not abort the process.
 func (s *Store) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -229,15 +250,38 @@ func (s *Store) Close() error {
 	}
 	s.closed = true
 	var err error
-	if !s.readOnly {
+	if !s.readOnly && s.space.failed == nil { // no Write or flush in flight: s.mu is held exclusively
+		if s.space.tight() {
+			s.space.release()
+		}
 		err = s.flush()
 	}
 	s.release()
 	return err
 }
 
-// flush writes both memtables to SST files and waits. Caller holds s.mu.
+// flush writes both memtables to SST files and waits. Caller holds s.mu
+// (shared with wmu, or exclusively). After RocksDB ran out of space it returns
+// the *NoSpaceError without flushing; a flush that runs out of space puts the
+// store in that state.
 func (s *Store) flush() error {
+	s.wmu.Lock()
+	failed := s.space.failed
+	s.wmu.Unlock()
+	if failed != nil {
+		return &NoSpaceError{Dir: s.dir, Cause: failed}
+	}
+	err := s.flushCFs()
+	if isNoSpace(err) {
+		s.wmu.Lock()
+		err = s.space.fail(err)
+		s.wmu.Unlock()
+	}
+	return err
+}
+
+// flushCFs flushes both column families and waits.
+func (s *Store) flushCFs() error {
 	fo := grocksdb.NewDefaultFlushOptions()
 	defer fo.Destroy()
 	fo.SetWait(true)

@@ -421,7 +421,7 @@ func wsStallSeconds(dbstats string) float64 {
 }
 
 // cloneStoreDir copies a closed store: SST files are hard-linked (RocksDB
-// never changes them), everything else is copied.
+// never changes them), everything else but the reserve file is copied.
 func cloneStoreDir(src, dst string) error {
 	if err := os.MkdirAll(dst, 0o755); err != nil {
 		return err
@@ -431,7 +431,7 @@ func cloneStoreDir(src, dst string) error {
 		return err
 	}
 	for _, e := range entries {
-		if !e.Type().IsRegular() {
+		if !e.Type().IsRegular() || e.Name() == "HEXSTATE-RESERVE" { // the reserve file is not data
 			continue
 		}
 		from, to := filepath.Join(src, e.Name()), filepath.Join(dst, e.Name())

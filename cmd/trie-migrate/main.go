@@ -22,6 +22,7 @@ import (
 
 	"github.com/hexstate/hexstate/cmd/internal/dbopen"
 	"github.com/hexstate/hexstate/migrate"
+	"github.com/hexstate/hexstate/rocks"
 	"github.com/hexstate/hexstate/trie"
 	"github.com/hexstate/hexstate/vertex"
 )
@@ -43,6 +44,9 @@ func main() {
 	defer stop()
 	if err := run(ctx, *to, *chunk, *replace, flag.Arg(0), flag.Arg(1)); err != nil {
 		fmt.Fprintln(os.Stderr, "trie-migrate:", err)
+		if errors.Is(err, rocks.ErrNoSpace) {
+			fmt.Fprintln(os.Stderr, "trie-migrate: the disk is full: free space (or give a target on a larger disk) and run the same command again; it resumes from the last persisted chunk")
+		}
 		os.Exit(1)
 	}
 }
