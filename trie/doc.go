@@ -39,10 +39,11 @@
 //
 // # Concurrency
 //
-// A Frame is for one goroutine; different frames, and a DB's methods, may be
-// used from several goroutines at once. Misuse (a frame of another DB, a block
-// number out of order, concurrent writes to one frame, use after Close) is
-// reported as an error.
+// A Frame is written by one goroutine at a time and may be read (accounts,
+// storage, roots, proofs) by several at once; different frames, and a DB's
+// methods, may be used from several goroutines at once. Misuse (a frame of
+// another DB, a block number out of order, a write overlapping another call
+// on the same frame, use after Close) is reported as an error.
 //
 // Vertices, the layouts of format v1 and v2 (package vertex), the per-frame
 // vertex stores, the hasher and the vertex-record cache are internal: the API

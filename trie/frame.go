@@ -61,7 +61,13 @@ func newFrame(db *DB, parent *Frame, alloc vertex.Allocator) *Frame {
 // computed, as a client does for every block): a sealed frame's keys cannot be
 // stored in it later, so a child hashing them would have to copy the parent's
 // changed vertices into itself, and every other child would do the same work.
+//
+// Begin on a nil frame returns a zero Frame, whose every method answers
+// ErrNilFrame.
 func (fr *Frame) Begin() *Frame {
+	if fr == nil || fr.db == nil {
+		return new(Frame)
+	}
 	fr.db.mu.Lock()
 	defer fr.db.mu.Unlock()
 	if fr.check(false) == nil && !fr.sealed {

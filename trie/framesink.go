@@ -6,7 +6,7 @@ import "github.com/hexstate/hexstate/vertex"
 // in-memory bulk load). The builder reuses what it emits, so the sink copies
 // each vertex — its path, value, children's keys, account and v1 child array —
 // into slabs of its own. Sinks of parallel builders share nothing but the
-// frame's fresh-ID slice, sized beforehand (frameStore.extend), of which each
+// frame's fresh-ID slice, sized beforehand (framestore.Store.Extend), of which each
 // writes only the slots of its own IDs.
 type frameSink struct {
 	fr    *Frame

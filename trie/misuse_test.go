@@ -62,6 +62,9 @@ func TestMisuseNilFrame(t *testing.T) {
 		if err := fr.UpdateAccount(misuseAddr(1), misuseAccount(1)); !errors.Is(err, trie.ErrNilFrame) {
 			t.Errorf("%s frame: UpdateAccount = %v, want ErrNilFrame", name, err)
 		}
+		if err := fr.Begin().UpdateAccount(misuseAddr(1), misuseAccount(1)); !errors.Is(err, trie.ErrNilFrame) {
+			t.Errorf("%s frame: Begin().UpdateAccount = %v, want ErrNilFrame", name, err)
+		}
 		if err := fr.UpdateStorage(misuseAddr(1), misuseAddr(2), uint256.NewInt(1)); !errors.Is(err, trie.ErrNilFrame) {
 			t.Errorf("%s frame: UpdateStorage = %v, want ErrNilFrame", name, err)
 		}
