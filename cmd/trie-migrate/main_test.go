@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"testing"
 
 	"github.com/hexstate/hexstate/internal/trietest"
@@ -31,6 +32,13 @@ func TestMain(m *testing.M) {
 			}
 		}
 		main()
+		// Linux carries ru_maxrss over fork and exec, so a parent's peak would
+		// show as the child's: VmHWM is this process's own.
+		if st, err := os.ReadFile("/proc/self/status"); err == nil {
+			if m := regexp.MustCompile(`VmHWM:\s+(\d+) kB`).FindSubmatch(st); m != nil {
+				fmt.Fprintf(os.Stderr, "peak RSS %s KiB\n", m[1])
+			}
+		}
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
