@@ -1,13 +1,14 @@
 package migrate_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
-	"math/rand"
 	"os"
 	"testing"
 
 	"github.com/hexstate/hexstate/hashkey"
+	"github.com/hexstate/hexstate/internal/trietest"
 	"github.com/hexstate/hexstate/migrate"
 	"github.com/hexstate/hexstate/rocks"
 	"github.com/hexstate/hexstate/trie"
@@ -15,242 +16,257 @@ import (
 	"github.com/holiman/uint256"
 )
 
-// buildSource persists a random state of n accounts (every 4th with storage) in
-// a new database of format f and returns it.
-func buildSource(t *testing.T, f vertex.Format, n int) *trie.DB {
+// openRocks opens (creating) a RocksDB-backed database of format f in dir.
+func openRocks(t testing.TB, dir string, f vertex.Format, ro bool) (*trie.DB, trie.Backend) {
 	t.Helper()
-	db, err := trie.Open(trie.NewMemoryBackend(), &trie.Options{Format: f})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rng := rand.New(rand.NewSource(int64(n)))
-	tx := db.Begin()
-	for i := 0; i < n; i++ {
-		var a hashkey.Hash
-		rng.Read(a[:])
-		if err := tx.UpdateAccount(a, trie.Account{Nonce: uint64(i), Balance: *uint256.NewInt(uint64(rng.Int63()))}); err != nil {
-			t.Fatal(err)
-		}
-		for s := 0; i%4 == 0 && s < 1+rng.Intn(30); s++ {
-			var slot hashkey.Hash
-			rng.Read(slot[:])
-			if err := tx.UpdateStorage(a, slot, uint256.NewInt(uint64(1+rng.Intn(1e6)))); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	if err := db.Persist(tx, 77); err != nil {
-		t.Fatal(err)
-	}
-	return db
-}
-
-func openRocks(t *testing.T, dir string, f vertex.Format) *trie.DB {
-	t.Helper()
-	store, err := rocks.Open(dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	store, err := rocks.Open(dir, &rocks.Options{ReadOnly: ro})
+	trietest.Must(t, err, "rocks.Open")
 	db, err := trie.Open(store, &trie.Options{Format: f})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return db
+	trietest.Must(t, err, "trie.Open")
+	return db, store
 }
 
-func TestMigrateV1ToV2(t *testing.T) {
-	src := buildSource(t, vertex.FormatV1, 3000)
-	want, _ := src.StateRoot()
+// loadedRocks is a RocksDB database of format f in a new directory holding
+// accts (built by the StateLoader at block 77), reopened read-only.
+func loadedRocks(t testing.TB, f vertex.Format, accts []trie.AccountLeaf) (*trie.DB, trie.Backend, string) {
+	t.Helper()
 	dir := t.TempDir()
-	dst := openRocks(t, dir, vertex.FormatV2)
-	var reports int
-	got, err := migrate.Run(context.Background(), src, dst, dir, migrate.Options{ChunkAccounts: 500, Progress: func(migrate.Progress) { reports++ }})
-	if err != nil || got != want {
-		t.Fatalf("root %v, %v; want %v", got, err, want)
-	}
-	if reports < 6 {
-		t.Fatalf("%d progress reports for 6 chunks", reports)
+	db, _ := openRocks(t, dir, f, false)
+	trietest.LoadState(t, db, accts, 77)
+	trietest.Must(t, db.Close(), "Close")
+	db, b := openRocks(t, dir, f, true)
+	t.Cleanup(func() { db.Close() })
+	return db, b, dir
+}
+
+// builderStore is the in-memory store of format f the StateLoader makes from
+// accts at block 77.
+func builderStore(t testing.TB, f vertex.Format, accts []trie.AccountLeaf) (*trie.DB, trie.Backend) {
+	t.Helper()
+	b := trie.NewMemoryBackend()
+	db, err := trie.Open(b, &trie.Options{Format: f})
+	trietest.Must(t, err, "Open")
+	trietest.LoadState(t, db, accts, 77)
+	return db, b
+}
+
+// migrateTo migrates src into a new RocksDB directory of format f.
+func migrateTo(t testing.TB, src *trie.DB, f vertex.Format, opts migrate.Options) (*trie.DB, trie.Backend, string) {
+	t.Helper()
+	dir := t.TempDir()
+	dst, b := openRocks(t, dir, f, false)
+	t.Cleanup(func() { dst.Close() })
+	res, err := migrate.Run(context.Background(), src, dst, dir, opts)
+	trietest.Must(t, err, "migrate to %v", f)
+	if want := trietest.DBRoot(t, src); res.Root != want || trietest.DBRoot(t, dst) != want {
+		t.Fatalf("root %v, want %v", res.Root, want)
 	}
 	if _, err := os.Stat(migrate.Checkpoint(dir)); !os.IsNotExist(err) {
 		t.Fatalf("checkpoint left behind: %v", err)
 	}
-	if dst.Block() != 77 {
-		t.Fatalf("block %d, want 77", dst.Block())
-	}
-	// The target reopens as v2 with the source's root.
-	dst.Close()
-	dst = openRocks(t, dir, vertex.FormatV2)
-	defer dst.Close()
-	if r, _ := dst.StateRoot(); r != want {
-		t.Fatalf("reopened root %v, want %v", r, want)
-	}
+	return dst, b, dir
 }
 
-func TestMigrateResumes(t *testing.T) {
-	src := buildSource(t, vertex.FormatV1, 2000)
-	want, _ := src.StateRoot()
-	dir := t.TempDir()
-	dst := openRocks(t, dir, vertex.FormatV2)
-	ctx, cancel := context.WithCancel(context.Background())
-	var copied uint64
-	_, err := migrate.Run(ctx, src, dst, dir, migrate.Options{ChunkAccounts: 300, Progress: func(p migrate.Progress) {
-		copied = p.Accounts
-		if p.Accounts >= 600 {
-			cancel()
-		}
-	}})
-	if !errors.Is(err, context.Canceled) || copied != 600 {
-		t.Fatalf("interrupted run: %v after %d accounts", err, copied)
-	}
-	// The half-migrated target is persisted as block 0, not as the source's
-	// block: it must not pass for a database at block 77.
-	if dst.Block() != 0 {
-		t.Fatalf("interrupted target at block %d, want 0", dst.Block())
-	}
-	dst.Close()
-	// A second run, on a reopened target, starts after the checkpoint.
-	dst = openRocks(t, dir, vertex.FormatV2)
-	defer dst.Close()
-	if dst.Block() != 0 {
-		t.Fatalf("reopened interrupted target at block %d, want 0", dst.Block())
-	}
-	first := uint64(0)
-	got, err := migrate.Run(context.Background(), src, dst, dir, migrate.Options{ChunkAccounts: 300, Progress: func(p migrate.Progress) {
-		if first == 0 {
-			first = p.Accounts
-		}
-	}})
-	if err != nil || got != want {
-		t.Fatalf("resumed run: root %v, %v; want %v", got, err, want)
-	}
-	if first != 900 {
-		t.Fatalf("resumed run's first chunk ended at %d accounts, want 900 (600 + 300)", first)
-	}
-	if dst.Block() != 77 {
-		t.Fatalf("finished target at block %d, want 77", dst.Block())
-	}
-}
-
-// runCrashing runs a migration whose Progress callback panics at the report
-// crash selects, simulating a process killed right after that chunk was
-// persisted and checkpointed. It returns the last report seen.
-func runCrashing(t *testing.T, src, dst *trie.DB, dir string, chunk int, crash func(migrate.Progress) bool) migrate.Progress {
+// sameRecords fails t unless a and b hold the same records and admin record.
+func sameRecords(t testing.TB, a, b trie.Backend) {
 	t.Helper()
-	var last migrate.Progress
-	crashed, err := func() (crashed bool, err error) {
-		defer func() {
-			if r := recover(); r != nil {
-				if r != "crash" {
-					panic(r)
-				}
-				crashed = true
+	ra, rb := trietest.Records(t, a), trietest.Records(t, b)
+	if len(ra) != len(rb) {
+		t.Fatalf("%d records, want %d", len(ra), len(rb))
+	}
+	for id, r := range rb {
+		if !bytes.Equal(ra[id], r) {
+			t.Fatalf("record %d differs", id)
+		}
+	}
+	aa, _ := a.Admin()
+	ab, _ := b.Admin()
+	if !bytes.Equal(aa, ab) {
+		t.Fatalf("admin record %x, want %x", aa, ab)
+	}
+}
+
+// sameState fails t unless a and b hold the same accounts, slots and proofs.
+func sameState(t testing.TB, a, b *trie.DB, accts []trie.AccountLeaf) {
+	t.Helper()
+	fa, fb := a.Begin(), b.Begin()
+	defer fa.Rollback()
+	defer fb.Rollback()
+	da, db := trietest.DumpState(t, fa), trietest.DumpState(t, fb)
+	if len(da) != len(accts) || len(db) != len(accts) {
+		t.Fatalf("%d and %d accounts, want %d", len(da), len(db), len(accts))
+	}
+	for i := range accts {
+		x, y := &da[i], &db[i]
+		if x.AddrHash != y.AddrHash || x.Account != y.Account || len(x.Storage) != len(y.Storage) {
+			t.Fatalf("account %d differs", i)
+		}
+		for j := range x.Storage {
+			if x.Storage[j] != y.Storage[j] {
+				t.Fatalf("account %d slot %d differs", i, j)
 			}
-		}()
-		_, err = migrate.Run(context.Background(), src, dst, dir, migrate.Options{ChunkAccounts: chunk, Progress: func(p migrate.Progress) {
-			last = p
-			if crash(p) {
-				panic("crash")
+			pa, err := fa.StorageProof(x.AddrHash, x.Storage[j].Hash)
+			trietest.Must(t, err, "StorageProof")
+			pb, err := fb.StorageProof(x.AddrHash, x.Storage[j].Hash)
+			trietest.Must(t, err, "StorageProof")
+			sameProof(t, pa, pb)
+		}
+		pa, err := fa.AccountProof(x.AddrHash)
+		trietest.Must(t, err, "AccountProof")
+		pb, err := fb.AccountProof(x.AddrHash)
+		trietest.Must(t, err, "AccountProof")
+		sameProof(t, pa, pb)
+	}
+}
+
+func sameProof(t testing.TB, a, b [][]byte) {
+	t.Helper()
+	if len(a) != len(b) {
+		t.Fatalf("proofs of %d and %d nodes", len(a), len(b))
+	}
+	for i := range a {
+		if !bytes.Equal(a[i], b[i]) {
+			t.Fatalf("proof node %d differs", i)
+		}
+	}
+}
+
+// TestRoundTrip migrates v1 → v2 → v1: the v2 copy is the builder's v2 store
+// byte for byte, the v1 copy the original byte for byte, every account, slot
+// and proof is the original's; the v2 copy then runs blocks and reopens like
+// the builder's.
+func TestRoundTrip(t *testing.T) {
+	accts := trietest.StateAccounts(5000, 11)
+	v1, v1b, _ := loadedRocks(t, vertex.FormatV1, accts)
+	v2, v2b, v2dir := migrateTo(t, v1, vertex.FormatV2, migrate.Options{Verify: migrate.VerifyFull})
+	ref, refb := builderStore(t, vertex.FormatV2, accts)
+	sameRecords(t, v2b, refb)
+	back, backb, _ := migrateTo(t, v2, vertex.FormatV1, migrate.Options{})
+	sameRecords(t, backb, v1b)
+	sameState(t, v1, back, accts)
+	sameState(t, v1, v2, accts)
+
+	// Blocks on the copy and on the builder's store give the same records.
+	for blk := uint64(78); blk < 81; blk++ {
+		for _, db := range []*trie.DB{v2, ref} {
+			fr := db.Begin()
+			for i := 0; i < 200; i++ {
+				a := &accts[(int(blk)*977+i*31)%len(accts)]
+				trietest.Must(t, fr.UpdateAccount(a.AddrHash, trie.Account{Nonce: blk, Balance: *uint256.NewInt(uint64(i))}), "UpdateAccount")
+				trietest.Must(t, fr.UpdateStorage(a.AddrHash, hashkey.Keccak256([]byte{byte(i)}), uint256.NewInt(blk)), "UpdateStorage")
+			}
+			trietest.Must(t, db.Persist(fr, blk), "Persist")
+		}
+	}
+	trietest.Must(t, v2.Close(), "Close")
+	v2, v2b = openRocks(t, v2dir, vertex.FormatV2, false)
+	defer v2.Close()
+	if trietest.DBRoot(t, v2) != trietest.DBRoot(t, ref) || v2.Block() != 80 {
+		t.Fatalf("reopened copy at block %d differs from the builder's store", v2.Block())
+	}
+	sameRecords(t, v2b, refb)
+	fr := v2.Begin()
+	defer fr.Rollback()
+	trietest.Must(t, fr.Check(), "Check")
+}
+
+// TestGrownSource migrates stores grown by random inserts (the hard case
+// for a v1 source: scattered IDs) both ways: each copy is the builder's
+// store of the same accounts.
+func TestGrownSource(t *testing.T) {
+	accts := trietest.StateAccounts(4000, 12)
+	for _, f := range trietest.Formats {
+		t.Run(f.String(), func(t *testing.T) {
+			dir := t.TempDir()
+			db, _ := openRocks(t, dir, f, false)
+			block := trietest.GrowState(t, db, accts, 500, 13)
+			trietest.Must(t, db.Close(), "Close")
+			src, _ := openRocks(t, dir, f, true)
+			defer src.Close()
+			to := vertex.FormatV2
+			if f == to {
+				to = vertex.FormatV1
+			}
+			dst, b, _ := migrateTo(t, src, to, migrate.Options{Verify: migrate.VerifyFull})
+			_, refb := builderStore(t, to, accts)
+			recs := trietest.Records(t, b)
+			refs := trietest.Records(t, refb)
+			if len(recs) != len(refs) || dst.Block() != block {
+				t.Fatalf("%d records at block %d, builder's %d", len(recs), dst.Block(), len(refs))
+			}
+			for id, r := range refs {
+				if !bytes.Equal(recs[id], r) {
+					t.Fatalf("record %d differs from the builder's", id)
+				}
+			}
+			sameState(t, src, dst, accts)
+		})
+	}
+}
+
+// TestResumes interrupts a migration after each of several checkpoints and
+// runs it again: it resumes, and the target is what one run makes.
+func TestResumes(t *testing.T) {
+	accts := trietest.StateAccounts(6000, 14)
+	src, _, _ := loadedRocks(t, vertex.FormatV1, accts)
+	_, refb := builderStore(t, vertex.FormatV2, accts)
+	for _, stopAt := range []uint64{1, 3000, 9000} {
+		dir := t.TempDir()
+		dst, _ := openRocks(t, dir, vertex.FormatV2, false)
+		ctx, cancel := context.WithCancel(context.Background())
+		_, err := migrate.Run(ctx, src, dst, dir, migrate.Options{CheckpointRecords: 500, Progress: func(p migrate.Progress) {
+			if p.Records >= stopAt {
+				cancel()
 			}
 		}})
-		return false, err
-	}()
-	if !crashed {
-		t.Fatalf("run returned (%v) instead of crashing", err)
+		cancel()
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("interrupted run: %v", err)
+		}
+		trietest.Must(t, dst.Close(), "Close")
+		dst, b := openRocks(t, dir, vertex.FormatV2, false)
+		res, err := migrate.Run(context.Background(), src, dst, dir, migrate.Options{})
+		trietest.Must(t, err, "resumed run")
+		if !res.Resumed {
+			t.Fatal("the second run did not resume")
+		}
+		sameRecords(t, b, refb)
+		dst.Close()
 	}
-	return last
 }
 
-// resumeExpectingNoCopy resumes a migration that has nothing left to copy and
-// checks that it copies nothing again (every report shows the earlier counts),
-// verifies the source's root, persists the source's block and removes the
-// checkpoint.
-func resumeExpectingNoCopy(t *testing.T, src *trie.DB, dir string, before migrate.Progress) {
-	t.Helper()
-	want, _ := src.StateRoot()
-	dst := openRocks(t, dir, vertex.FormatV2)
+// TestRefusesForeignTarget: a target holding a state and no checkpoint is
+// refused before anything is written.
+func TestRefusesForeignTarget(t *testing.T) {
+	accts := trietest.StateAccounts(100, 15)
+	src, _, _ := loadedRocks(t, vertex.FormatV1, accts)
+	dir := t.TempDir()
+	dst, _ := openRocks(t, dir, vertex.FormatV2, false)
 	defer dst.Close()
-	var reports []migrate.Progress
-	got, err := migrate.Run(context.Background(), src, dst, dir, migrate.Options{ChunkAccounts: 1, Progress: func(p migrate.Progress) {
-		reports = append(reports, p)
-	}})
-	if err != nil || got != want {
-		t.Fatalf("resumed run: root %v, %v; want %v", got, err, want)
-	}
-	if len(reports) != 1 {
-		t.Fatalf("resumed run reported %d times, want once (the final commit): %+v", len(reports), reports)
-	}
-	if p := reports[0]; p.Accounts != before.Accounts || p.Slots != before.Slots || p.Fraction != 1 {
-		t.Fatalf("resumed run reported %d accounts, %d slots, %.3f done; want %d, %d, 1 (nothing re-copied)",
-			p.Accounts, p.Slots, p.Fraction, before.Accounts, before.Slots)
-	}
-	if dst.Block() != src.Block() {
-		t.Fatalf("target at block %d, want %d", dst.Block(), src.Block())
+	trietest.LoadState(t, dst, accts, 5)
+	if _, err := migrate.Run(context.Background(), src, dst, dir, migrate.Options{}); !errors.Is(err, migrate.ErrTargetNotEmpty) {
+		t.Fatalf("foreign target: %v", err)
 	}
 	if _, err := os.Stat(migrate.Checkpoint(dir)); !os.IsNotExist(err) {
-		t.Fatalf("checkpoint left behind: %v", err)
+		t.Fatalf("checkpoint written into a foreign target: %v", err)
 	}
 }
 
-// A run that finished copying but stopped before verifying (checkpoint flag
-// "done" set) resumes without copying anything.
-func TestMigrateResumesFinishedRun(t *testing.T) {
-	src := buildSource(t, vertex.FormatV1, 1000)
-	dir := t.TempDir()
-	dst := openRocks(t, dir, vertex.FormatV2)
-	last := runCrashing(t, src, dst, dir, 300, func(p migrate.Progress) bool { return p.Fraction == 1 })
-	dst.Close()
-	if last.Accounts != 1000 {
-		t.Fatalf("crashed after %d accounts, want 1000", last.Accounts)
+// TestCheckPaths covers the path refusals.
+func TestCheckPaths(t *testing.T) {
+	d := t.TempDir()
+	src := d + "/db"
+	trietest.Must(t, os.Mkdir(src, 0o755), "Mkdir")
+	trietest.Must(t, os.Symlink(src, d+"/link"), "Symlink")
+	for _, dst := range []string{src, src + "/sub", src + "/a/b", d + "/link/sub", d} {
+		if err := migrate.CheckPaths(src, dst, ""); !errors.Is(err, migrate.ErrNested) {
+			t.Errorf("target %s: %v", dst, err)
+		}
 	}
-	if _, err := os.Stat(migrate.Checkpoint(dir)); err != nil {
-		t.Fatalf("no checkpoint after the crash: %v", err)
-	}
-	resumeExpectingNoCopy(t, src, dir, last)
-}
-
-// A run interrupted right after the chunk ending at addrHash 0xff…ff resumes
-// with nothing left to copy, rather than wrapping around to key zero and
-// copying everything again.
-func TestMigrateResumesAfterHighestKey(t *testing.T) {
-	src := buildSource(t, vertex.FormatV1, 599)
-	var top hashkey.Hash
-	for i := range top {
-		top[i] = 0xff
-	}
-	tx := src.Begin()
-	if err := tx.UpdateAccount(top, trie.Account{Nonce: 1, Balance: *uint256.NewInt(5)}); err != nil {
-		t.Fatal(err)
-	}
-	if err := tx.UpdateStorage(top, hashkey.Hash{1}, uint256.NewInt(9)); err != nil {
-		t.Fatal(err)
-	}
-	if err := src.Persist(tx, 78); err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	dst := openRocks(t, dir, vertex.FormatV2)
-	// 600 accounts in chunks of 300: the second chunk ends at 0xff…ff and is
-	// checkpointed before the final commit; crash right there.
-	last := runCrashing(t, src, dst, dir, 300, func(p migrate.Progress) bool { return p.Accounts == 600 })
-	if last.Last != top {
-		t.Fatalf("crashed at %v, want the chunk ending at %v", last.Last, top)
-	}
-	// The checkpoint (docs/format.md §8) must say "started", not "done": the
-	// crash came before the final commit.
-	if b, err := os.ReadFile(migrate.Checkpoint(dir)); err != nil || len(b) != 87 || b[86] != 1 {
-		t.Fatalf("checkpoint after the crash: %x, %v; want 87 bytes with flags 1", b, err)
-	}
-	if dst.Block() != 0 {
-		t.Fatalf("interrupted target at block %d, want 0", dst.Block())
-	}
-	dst.Close()
-	resumeExpectingNoCopy(t, src, dir, last)
-}
-
-func TestMigrateRefusesForeignTarget(t *testing.T) {
-	src := buildSource(t, vertex.FormatV1, 10)
-	other := buildSource(t, vertex.FormatV2, 20)
-	if _, err := migrate.Run(context.Background(), src, other, t.TempDir(), migrate.Options{}); err == nil {
-		t.Fatal("migrated into a non-empty target without a checkpoint")
+	trietest.Must(t, migrate.CheckPaths(src, d+"/db.v2", ""), "sibling target")
+	trietest.Must(t, migrate.CheckPaths(src, d+"/dbx", ""), "sibling with a common prefix")
+	trietest.Must(t, os.Mkdir(d+"/db.v1.bak", 0o755), "Mkdir")
+	if err := migrate.CheckPaths(src, d+"/db.v2", d+"/db.v1.bak"); !errors.Is(err, migrate.ErrBackupExists) {
+		t.Errorf("existing backup: %v", err)
 	}
 }

@@ -1,13 +1,19 @@
 // Command trie-migrate rewrites a hexstate database into another format version
-// (v1 → v2 by default) without a resync. It copies the state into a new
-// directory, persisting and checkpointing in chunks (an interrupted run resumes
-// when started again with the same arguments), verifies that the new state root
-// equals the old one, and with -replace swaps the directories, keeping the old
-// one as a backup.
+// (v1 → v2 by default, or back) without a resync and without re-hashing: it
+// copies the vertex records into a new directory, giving each vertex its ID
+// in the new layout (package migrate), checkpointing as it goes (an
+// interrupted run resumes when started again with the same arguments), then
+// verifies the copy (root, record count, proofs of a sample of accounts and
+// slots; -verify full recomputes every key), and with -replace swaps the
+// directories, keeping the old one as a backup.
 //
-//	trie-migrate [-to v2] [-chunk 50000] [-replace] SRC [DST]
+//	trie-migrate [-to v2] [-verify sample|full] [-replace] SRC [DST]
 //
-// DST defaults to SRC.<format>. Stop it with Ctrl-C at any time.
+// DST defaults to SRC.<format>. The source is opened read-only. Before
+// writing anything it refuses a source that is not a hexstate database (a
+// missing or empty directory included), a target that overlaps the source,
+// a target holding a database of its own, and with -replace an existing
+// backup name. Stop it with Ctrl-C at any time.
 package main
 
 import (
@@ -18,19 +24,34 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"time"
+	"syscall"
 
-	"github.com/hexstate/hexstate/cmd/internal/dbopen"
 	"github.com/hexstate/hexstate/migrate"
 	"github.com/hexstate/hexstate/rocks"
 	"github.com/hexstate/hexstate/trie"
 	"github.com/hexstate/hexstate/vertex"
 )
 
+// config is what the flags say.
+type config struct {
+	to       vertex.Format
+	verify   migrate.VerifyMode
+	samples  int
+	every    int
+	replace  bool
+	src, dst string
+	noSync   bool
+	cacheMiB int
+}
+
 func main() {
 	to := flag.String("to", "v2", "target format: v1 or v2")
-	chunk := flag.Int("chunk", 50_000, "accounts per persisted chunk (and checkpoint)")
+	verify := flag.String("verify", "sample", "verification: sample (root, record count, sampled proofs) or full (also recompute every key)")
+	samples := flag.Int("samples", 2000, "accounts (and slots) proved by the verification")
+	every := flag.Int("checkpoint", 1<<20, "records copied between two checkpoints")
 	replace := flag.Bool("replace", false, "after a verified migration, move SRC to SRC.<old format>.bak and DST to SRC")
+	noSync := flag.Bool("nosync", false, "do not fsync the target's writes (a power loss may then lose checkpointed work)")
+	cache := flag.Int("cache", 128, "MiB of block cache for reading the source")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: trie-migrate [flags] SRC [DST]\n")
 		flag.PrintDefaults()
@@ -40,9 +61,18 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	cfg := config{samples: *samples, every: *every, replace: *replace, src: flag.Arg(0), dst: flag.Arg(1), noSync: *noSync, cacheMiB: *cache}
+	var err error
+	if cfg.to, err = parseFormat(*to); err == nil {
+		cfg.verify, err = parseVerify(*verify)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "trie-migrate:", err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, *to, *chunk, *replace, flag.Arg(0), flag.Arg(1)); err != nil {
+	if err := run(ctx, &cfg); err != nil {
 		fmt.Fprintln(os.Stderr, "trie-migrate:", err)
 		if errors.Is(err, rocks.ErrNoSpace) {
 			fmt.Fprintln(os.Stderr, "trie-migrate: the disk is full: free space (or give a target on a larger disk) and run the same command again; it resumes from the last persisted chunk")
@@ -61,81 +91,152 @@ func parseFormat(s string) (vertex.Format, error) {
 	return 0, fmt.Errorf("unknown format %q (want v1 or v2)", s)
 }
 
-func run(ctx context.Context, toName string, chunk int, replace bool, srcDir, dstDir string) error {
-	// "db/" must name db itself: otherwise the default target would be db/.v2,
-	// inside the source, and -replace could not move it.
-	srcDir = filepath.Clean(srcDir)
-	if dstDir != "" {
-		dstDir = filepath.Clean(dstDir)
+func parseVerify(s string) (migrate.VerifyMode, error) {
+	switch s {
+	case "sample":
+		return migrate.VerifySample, nil
+	case "full":
+		return migrate.VerifyFull, nil
 	}
-	to, err := parseFormat(toName)
+	return 0, fmt.Errorf("unknown verification %q (want sample or full)", s)
+}
+
+func run(ctx context.Context, cfg *config) error {
+	// "db/" must name db itself: otherwise the default target would be db/.v2,
+	// inside the source.
+	srcDir := filepath.Clean(cfg.src)
+	src, from, err := openSource(srcDir, cfg.cacheMiB)
 	if err != nil {
 		return err
-	}
-	if _, err := os.Stat(srcDir); err != nil {
-		return fmt.Errorf("source: %w", err)
-	}
-	src, from, err := openAny(srcDir)
-	if err != nil {
-		return fmt.Errorf("source %s: %w", srcDir, err)
 	}
 	defer src.Close()
-	if from == to {
-		return fmt.Errorf("source %s is already in format %v", srcDir, to)
+	if from == cfg.to {
+		return fmt.Errorf("source %s is already in format %v", srcDir, cfg.to)
 	}
-	if dstDir == "" {
-		dstDir = srcDir + "." + to.String()
+	dstDir := srcDir + "." + cfg.to.String()
+	if cfg.dst != "" {
+		dstDir = filepath.Clean(cfg.dst)
 	}
-	dst, err := dbopen.Open(dstDir, to)
+	backup := ""
+	if cfg.replace {
+		backup = srcDir + "." + from.String() + ".bak"
+	}
+	if err := migrate.CheckPaths(srcDir, dstDir, backup); err != nil {
+		return err
+	}
+	if err := checkTarget(dstDir); err != nil {
+		return err
+	}
+	dst, err := openTarget(dstDir, cfg)
 	if err != nil {
-		return fmt.Errorf("target %s: %w", dstDir, err)
+		return err
 	}
 	root, _ := src.StateRoot()
-	fmt.Printf("migrating %s (format %v, block %d, root %v)\n       to %s (format %v)\n", srcDir, from, src.Block(), root, dstDir, to)
-	last := time.Time{}
-	got, err := migrate.Run(ctx, src, dst, dstDir, migrate.Options{ChunkAccounts: chunk, Progress: func(p migrate.Progress) {
-		if time.Since(last) < 2*time.Second && p.Fraction < 1 {
-			return
-		}
-		last = time.Now()
-		eta := "?"
-		if p.Fraction > 0 {
-			eta = (time.Duration(float64(p.Elapsed)/p.Fraction) - p.Elapsed).Round(time.Second).String()
-		}
-		fmt.Printf("  %5.1f%%  %d accounts  %d slots  %v elapsed  ETA %s\n", 100*p.Fraction, p.Accounts, p.Slots, p.Elapsed.Round(time.Second), eta)
-	}})
-	if cerr := dst.Close(); err == nil {
-		err = cerr
+	fmt.Printf("migrating %s (format %v, block %d, root %v)\n       to %s (format %v)\n", srcDir, from, src.Block(), root, dstDir, cfg.to)
+	p := newProgress(os.Stdout)
+	res, err := migrate.Run(ctx, src, dst, dstDir, migrate.Options{CheckpointRecords: cfg.every, Verify: cfg.verify, Samples: cfg.samples, Progress: p.show})
+	p.end()
+	if cerr := dst.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("closing the target: %w", cerr)
 	}
 	if err != nil {
 		return err
 	}
-	fmt.Printf("verified: target root %v equals the source's\n", got)
-	if !replace {
+	if res.Resumed {
+		fmt.Println("resumed an interrupted migration")
+	}
+	rate := float64(res.Records) / max(res.Copy.Seconds(), 1e-9)
+	fmt.Printf("copied %d vertices (%.1f MiB written by this run) in %v: %.0f vertices/s; verified in %v (%d proofs)\n",
+		res.Records, float64(res.Bytes)/(1<<20), res.Copy.Round(1e6), rate, res.Verify.Round(1e6), res.Proofs)
+	fmt.Printf("verified: target root %v equals the source's\n", res.Root)
+	if !cfg.replace {
 		fmt.Printf("done: point your client at %s (or rerun with -replace)\n", dstDir)
 		return nil
 	}
 	if err := src.Close(); err != nil {
 		return err
 	}
-	backup := srcDir + "." + from.String() + ".bak"
 	if err := os.Rename(srcDir, backup); err != nil {
 		return err
 	}
 	if err := os.Rename(dstDir, srcDir); err != nil {
 		return fmt.Errorf("%w (the source is at %s, the migrated copy at %s)", err, backup, dstDir)
 	}
-	fmt.Printf("replaced: %s is now format %v; the old database is at %s\n", srcDir, to, backup)
+	fmt.Printf("replaced: %s is now format %v; the old database is at %s\n", srcDir, cfg.to, backup)
 	return nil
 }
 
-// openAny opens the database in dir in whatever format it has.
-func openAny(dir string) (*trie.DB, vertex.Format, error) {
-	db, err := dbopen.Open(dir, vertex.Latest)
+// ErrNotDatabase is returned for a source that is not a hexstate database.
+var ErrNotDatabase = errors.New("not a hexstate database")
+
+// openSource opens the database in dir read-only, in whatever format it has.
+// A missing or empty directory, or a store without an admin record, is
+// ErrNotDatabase; nothing is written either way.
+func openSource(dir string, cacheMiB int) (*trie.DB, vertex.Format, error) {
+	store, err := rocks.Open(dir, &rocks.Options{ReadOnly: true, BlockCacheBytes: uint64(cacheMiB) << 20})
+	if err != nil {
+		if errors.Is(err, rocks.ErrNoDatabase) {
+			err = fmt.Errorf("%w: %w", ErrNotDatabase, err)
+		}
+		return nil, 0, fmt.Errorf("source %s: %w", dir, err)
+	}
+	if a, err := store.Admin(); err != nil || a == nil {
+		store.Close()
+		if err == nil {
+			err = fmt.Errorf("%w (a store without an admin record)", ErrNotDatabase)
+		}
+		return nil, 0, fmt.Errorf("source %s: %w", dir, err)
+	}
+	f := vertex.Latest
+	db, err := trie.Open(store, &trie.Options{Format: f})
 	var fe *trie.FormatError
 	if errors.As(err, &fe) && fe.Found.Valid() {
-		db, err = dbopen.Open(dir, fe.Found)
-		return db, fe.Found, err
+		f = fe.Found
+		db, err = trie.Open(store, &trie.Options{Format: f})
 	}
-	return db, vertex.Latest, err
+	if err != nil {
+		store.Close()
+		return nil, 0, fmt.Errorf("source %s: %w", dir, err)
+	}
+	return db, f, nil
+}
+
+// checkTarget refuses a target directory that holds something other than a
+// hexstate store (RocksDB refuses it too, but only once asked to create one).
+func checkTarget(dir string) error {
+	fi, err := os.Stat(dir)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("target %s: %w", dir, err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("target %s is not a directory", dir)
+	}
+	if _, err := os.Stat(migrate.Checkpoint(dir)); err == nil {
+		return nil // an interrupted migration
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("target %s: %w", dir, err)
+	}
+	if len(entries) > 0 {
+		return fmt.Errorf("target %s: %w (and no migration checkpoint): choose a new directory", dir, migrate.ErrTargetNotEmpty)
+	}
+	return nil
+}
+
+// openTarget opens (creating) the target store for writing in format cfg.to.
+func openTarget(dir string, cfg *config) (*trie.DB, error) {
+	store, err := rocks.Open(dir, &rocks.Options{Sync: !cfg.noSync, BlockCacheBytes: 32 << 20})
+	if err != nil {
+		return nil, fmt.Errorf("target %s: %w", dir, err)
+	}
+	db, err := trie.Open(store, &trie.Options{Format: cfg.to})
+	if err != nil {
+		store.Close()
+		return nil, fmt.Errorf("target %s: %w", dir, err)
+	}
+	return db, nil
 }

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/hexstate/hexstate/internal/trietest"
+	"github.com/hexstate/hexstate/rocks"
+	"github.com/hexstate/hexstate/trie"
+	"github.com/hexstate/hexstate/vertex"
+)
+
+// TestMigrateBench measures migrations of large states (docs/benchmarks.md,
+// "Migration"). It runs only when HEXSTATE_MIGRATE_BENCH gives the number of
+// accounts of the sorted-built state (e.g. 1000000); HEXSTATE_MIGRATE_GROWN
+// gives that of the state grown by random-order inserts (default a third).
+// HEXSTATE_MIGRATE_DIR, when set, is where the stores go (default a temporary
+// directory). Each migration runs trie-migrate in a child process, so that
+// its peak RSS is its own; the baseline (a raw sequential scan of the source
+// written to a fresh store in 65,536-record batches) runs in this process.
+//
+//	HEXSTATE_MIGRATE_BENCH=1000000 go test ./cmd/trie-migrate -run TestMigrateBench -v -timeout 1h
+func TestMigrateBench(t *testing.T) {
+	n, _ := strconv.Atoi(os.Getenv("HEXSTATE_MIGRATE_BENCH"))
+	if n <= 0 {
+		t.Skip("set HEXSTATE_MIGRATE_BENCH to the number of accounts")
+	}
+	grown, _ := strconv.Atoi(os.Getenv("HEXSTATE_MIGRATE_GROWN"))
+	if grown <= 0 {
+		grown = n / 3
+	}
+	d := os.Getenv("HEXSTATE_MIGRATE_DIR")
+	if d == "" {
+		d = t.TempDir()
+	}
+	start := time.Now()
+	accts := trietest.StateAccounts(n, 7)
+	makeStore(t, d+"/sorted", vertex.FormatV1, accts)
+	accts = nil
+	t.Logf("built the sorted v1 source (%d accounts) in %v", n, time.Since(start).Round(time.Millisecond))
+	start = time.Now()
+	store, err := rocks.Open(d+"/grown", nil)
+	trietest.Must(t, err, "rocks.Open")
+	db, err := trie.Open(store, &trie.Options{Format: vertex.FormatV1})
+	trietest.Must(t, err, "trie.Open")
+	trietest.GrowState(t, db, trietest.StateAccounts(grown, 8), 20_000, 9)
+	trietest.Must(t, db.Close(), "Close")
+	t.Logf("grew the v1 source (%d accounts, persisting every 20,000) in %v", grown, time.Since(start).Round(time.Millisecond))
+
+	runs := []struct{ name, src, dst, to string }{
+		{"sorted v1 → v2", d + "/sorted", d + "/sorted.v2", "v2"},
+		{"v2 → v1", d + "/sorted.v2", d + "/sorted.v2.v1", "v1"},
+		{"grown v1 → v2", d + "/grown", d + "/grown.v2", "v2"},
+	}
+	fmt.Printf("| migration | vertices | migrate (copy + verify) | copy vertices/s | peak RSS | written | scan+write baseline | copy / baseline |\n|---|---|---|---|---|---|---|---|\n")
+	for _, r := range runs {
+		cmd := command("-to", r.to, r.src, r.dst)
+		t0 := time.Now()
+		out, err := cmd.CombinedOutput()
+		wall := time.Since(t0)
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", r.name, err, out)
+		}
+		m := regexp.MustCompile(`copied (\d+) vertices \(([\d.]+) MiB written by this run\) in ([^:]+): (\d+) vertices/s; verified in (\S+)`).FindSubmatch(out)
+		if m == nil {
+			t.Fatalf("%s: unexpected output\n%s", r.name, out)
+		}
+		copyTime, _ := time.ParseDuration(string(m[3]))
+		rss := 0
+		if m := regexp.MustCompile(`peak RSS (\d+) KiB`).FindSubmatch(out); m != nil {
+			rss, _ = strconv.Atoi(string(m[1]))
+		}
+		base, baseRecs := baseline(t, r.src, r.dst+".scan")
+		fmt.Printf("| %s | %s | %v (copy %v, verify %s) | %s | %d MiB | %s MiB | %v (%d records) | %.2f× |\n",
+			r.name, m[1], wall.Round(time.Millisecond), copyTime, m[5], m[4], rss>>10, m[2], base.Round(time.Millisecond), baseRecs, copyTime.Seconds()/base.Seconds())
+	}
+}
+
+// baseline scans every record of the store in src ([1, top] by VertexRange)
+// and writes them to a fresh store in dst in 65,536-record batches, with
+// trie-migrate's target options (synced writes); it returns the time taken.
+func baseline(t *testing.T, src, dst string) (time.Duration, int) {
+	t.Helper()
+	in, err := rocks.Open(src, &rocks.Options{ReadOnly: true, BlockCacheBytes: 128 << 20})
+	trietest.Must(t, err, "open %s", src)
+	defer in.Close()
+	out, err := rocks.Open(dst, &rocks.Options{Sync: true, BlockCacheBytes: 32 << 20})
+	trietest.Must(t, err, "open %s", dst)
+	defer out.Close()
+	start := time.Now()
+	var b vertex.Batch
+	var buf []byte
+	n := 0
+	flush := func() {
+		trietest.Must(t, out.Write(&b), "Write")
+		b.Puts, buf = b.Puts[:0], buf[:0]
+	}
+	err = in.VertexRange(vertex.RootID, 1<<62, func(id vertex.ID, rec []byte) error {
+		s := len(buf)
+		buf = append(buf, rec...)
+		b.Puts = append(b.Puts, vertex.Record{ID: id, Rec: buf[s:len(buf):len(buf)]})
+		n++
+		if len(b.Puts) == 1<<16 {
+			flush()
+		}
+		return nil
+	})
+	trietest.Must(t, err, "VertexRange")
+	flush()
+	return time.Since(start), n
+}

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hexstate/hexstate/internal/trietest"
+	"github.com/hexstate/hexstate/migrate"
+	"github.com/hexstate/hexstate/rocks"
+	"github.com/hexstate/hexstate/trie"
+	"github.com/hexstate/hexstate/vertex"
+)
+
+// TestKills SIGKILLs trie-migrate (this test binary running main) at random
+// moments of one migration, at least 10 times, each run resuming the one
+// before; the last run is let finish: it resumes, verifies, and the target is
+// byte for byte the builder's store of the same accounts.
+func TestKills(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow")
+	}
+	d := t.TempDir()
+	accts := trietest.StateAccounts(150_000, 3)
+	makeStore(t, d+"/db", vertex.FormatV1, accts)
+	args := []string{"-checkpoint", "4000", "-samples", "200", d + "/db", d + "/db.v2"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	kills, finished := 0, false
+	for kills < 10 || (kills < 40 && !finished) {
+		cmd := command(args...)
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		trietest.Must(t, cmd.Start(), "start")
+		// Startup (opening both stores) takes part of the delay; the copy the rest.
+		time.AfterFunc(time.Duration(20+rng.IntN(700))*time.Millisecond, func() { cmd.Process.Signal(syscall.SIGKILL) })
+		err := cmd.Wait()
+		if err == nil {
+			finished = true
+			break
+		}
+		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
+			t.Fatalf("run %d failed: %v\n%s", kills, err, out.String())
+		}
+		kills++
+		cp, _ := os.ReadFile(migrate.Checkpoint(d + "/db.v2"))
+		rec := uint64(0)
+		if len(cp) >= 61 { // "hxmig2" root done | "hxcp1" format top records …
+			rec = binary.BigEndian.Uint64(cp[53:61])
+		}
+		t.Logf("kill %d: checkpointed at %d records", kills, rec)
+	}
+	if kills < 10 {
+		t.Fatalf("the migration finished after %d kills: make the state larger", kills)
+	}
+	if !finished {
+		cmd := command(args...)
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "verified") {
+			t.Fatalf("final run: %v\n%s", err, out)
+		}
+		if !strings.Contains(string(out), "resumed") {
+			t.Fatalf("final run did not resume:\n%s", out)
+		}
+	}
+	store, err := rocks.Open(d+"/db.v2", nil)
+	trietest.Must(t, err, "open target")
+	db, err := trie.Open(store, &trie.Options{Format: vertex.FormatV2})
+	trietest.Must(t, err, "trie.Open")
+	defer db.Close()
+	ref, err := trie.Open(trie.NewMemoryBackend(), nil)
+	trietest.Must(t, err, "Open")
+	trietest.LoadState(t, ref, accts, 77)
+	if trietest.DBRoot(t, db) != trietest.DBRoot(t, ref) {
+		t.Fatal("the migrated root is not the builder's")
+	}
+	got, want := trietest.Records(t, store), trietest.Records(t, refBackend(t, accts))
+	if len(got) != len(want) {
+		t.Fatalf("%d records, want %d", len(got), len(want))
+	}
+	for id, r := range want {
+		if !bytes.Equal(got[id], r) {
+			t.Fatalf("record %d differs from the builder's", id)
+		}
+	}
+}
+
+// refBackend is the in-memory backend of the builder's v2 store of accts.
+func refBackend(t *testing.T, accts []trie.AccountLeaf) trie.Backend {
+	b := trie.NewMemoryBackend()
+	db, err := trie.Open(b, &trie.Options{Format: vertex.FormatV2})
+	trietest.Must(t, err, "Open")
+	trietest.LoadState(t, db, accts, 77)
+	return b
+}

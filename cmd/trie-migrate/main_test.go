@@ -1,0 +1,150 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"testing"
+
+	"github.com/hexstate/hexstate/internal/trietest"
+	"github.com/hexstate/hexstate/migrate"
+	"github.com/hexstate/hexstate/rocks"
+	"github.com/hexstate/hexstate/trie"
+	"github.com/hexstate/hexstate/vertex"
+)
+
+// envMain makes the test binary run the command itself (main) with the
+// arguments after "--": the kill test and the benchmark start it so.
+const envMain = "HEXSTATE_MIGRATE_MAIN"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(envMain) == "1" {
+		for i, a := range os.Args {
+			if a == "--" {
+				os.Args = append([]string{"trie-migrate"}, os.Args[i+1:]...)
+				break
+			}
+		}
+		main()
+		// Linux carries ru_maxrss over fork and exec, so a parent's peak would
+		// show as the child's: VmHWM is this process's own.
+		if st, err := os.ReadFile("/proc/self/status"); err == nil {
+			if m := regexp.MustCompile(`VmHWM:\s+(\d+) kB`).FindSubmatch(st); m != nil {
+				fmt.Fprintf(os.Stderr, "peak RSS %s KiB\n", m[1])
+			}
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// command returns the command trie-migrate args, run by this test binary.
+func command(args ...string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], append([]string{"-test.run=^$", "--"}, args...)...)
+	cmd.Env = append(os.Environ(), envMain+"=1")
+	return cmd
+}
+
+// makeStore writes accts into a new RocksDB store of format f in dir.
+func makeStore(t testing.TB, dir string, f vertex.Format, accts []trie.AccountLeaf) {
+	t.Helper()
+	store, err := rocks.Open(dir, nil)
+	trietest.Must(t, err, "rocks.Open")
+	db, err := trie.Open(store, &trie.Options{Format: f})
+	trietest.Must(t, err, "trie.Open")
+	trietest.LoadState(t, db, accts, 77)
+	trietest.Must(t, db.Close(), "Close")
+}
+
+// treeHash hashes every name, mode and content under dir.
+func treeHash(t testing.TB, dir string) [32]byte {
+	t.Helper()
+	h := sha256.New()
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(h, "%s %v %d\n", p, fi.Mode(), fi.Size())
+		if fi.Mode().IsRegular() {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			h.Write(b)
+		}
+		return nil
+	})
+	trietest.Must(t, err, "WalkDir")
+	return [32]byte(h.Sum(nil))
+}
+
+// TestRefusals runs each refused migration and finds the directories byte
+// for byte as they were.
+func TestRefusals(t *testing.T) {
+	d := t.TempDir()
+	accts := trietest.StateAccounts(300, 1)
+	makeStore(t, d+"/db", vertex.FormatV1, accts)
+	makeStore(t, d+"/v2db", vertex.FormatV2, accts)
+	makeStore(t, d+"/outer/db", vertex.FormatV1, accts)
+	trietest.Must(t, os.Mkdir(d+"/empty", 0o755), "Mkdir")
+	trietest.Must(t, os.Mkdir(d+"/db.v1.bak", 0o755), "Mkdir")
+	trietest.Must(t, os.Mkdir(d+"/junk", 0o755), "Mkdir")
+	trietest.Must(t, os.WriteFile(d+"/junk/notes.txt", []byte("mine"), 0o644), "WriteFile")
+	cases := []struct {
+		name string
+		cfg  config
+		want error
+	}{
+		{"missing source", config{to: vertex.FormatV2, src: d + "/nothing"}, ErrNotDatabase},
+		{"empty source", config{to: vertex.FormatV2, src: d + "/empty"}, ErrNotDatabase},
+		{"empty source to v1", config{to: vertex.FormatV1, src: d + "/empty", dst: d + "/e2"}, ErrNotDatabase},
+		{"same format", config{to: vertex.FormatV2, src: d + "/v2db"}, nil},
+		{"target inside source", config{to: vertex.FormatV2, src: d + "/db", dst: d + "/db/sub"}, migrate.ErrNested},
+		{"target is source", config{to: vertex.FormatV2, src: d + "/db", dst: d + "/db/"}, migrate.ErrNested},
+		{"source inside target", config{to: vertex.FormatV2, src: d + "/outer/db", dst: d + "/outer"}, migrate.ErrNested},
+		{"backup exists", config{to: vertex.FormatV2, src: d + "/db", replace: true}, migrate.ErrBackupExists},
+		{"target not empty", config{to: vertex.FormatV2, src: d + "/db", dst: d + "/junk"}, migrate.ErrTargetNotEmpty},
+		{"target holds a database", config{to: vertex.FormatV2, src: d + "/db", dst: d + "/v2db"}, migrate.ErrTargetNotEmpty},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			before := treeHash(t, d)
+			cfg := c.cfg
+			cfg.cacheMiB = 8
+			err := run(context.Background(), &cfg)
+			if err == nil || (c.want != nil && !errors.Is(err, c.want)) {
+				t.Fatalf("%v, want %v", err, c.want)
+			}
+			if treeHash(t, d) != before {
+				t.Fatalf("refused run (%v) changed the directories", err)
+			}
+		})
+	}
+}
+
+// TestReplace migrates with -replace and finds the new format under the
+// old name and the old database as the backup.
+func TestReplace(t *testing.T) {
+	d := t.TempDir()
+	accts := trietest.StateAccounts(500, 2)
+	makeStore(t, d+"/db", vertex.FormatV1, accts)
+	cfg := config{to: vertex.FormatV2, src: d + "/db", replace: true, cacheMiB: 8, samples: 50}
+	trietest.Must(t, run(context.Background(), &cfg), "run")
+	for dir, f := range map[string]vertex.Format{d + "/db": vertex.FormatV2, d + "/db.v1.bak": vertex.FormatV1} {
+		store, err := rocks.Open(dir, &rocks.Options{ReadOnly: true})
+		trietest.Must(t, err, "open %s", dir)
+		db, err := trie.Open(store, &trie.Options{Format: f})
+		trietest.Must(t, err, "trie.Open %s", dir)
+		db.Close()
+	}
+}

@@ -1,0 +1,347 @@
+package trie
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/hexstate/hexstate/hashkey"
+	"github.com/hexstate/hexstate/trie/internal/nodeenc"
+	"github.com/hexstate/hexstate/vertex"
+)
+
+// CopyOptions tunes DB.CopyFrom. The zero value is valid.
+type CopyOptions struct {
+	// Block is the block number the copy is committed at, normally the
+	// source's (src.Block()). It follows Persist's rule on the target.
+	Block uint64
+	// Resume is the state an earlier, interrupted copy of the same source
+	// into the same target handed to Checkpoint; nil starts a new copy.
+	Resume []byte
+	// CheckpointRecords is about how many records are written between two
+	// calls of Checkpoint (default 1<<20).
+	CheckpointRecords int
+	// Checkpoint, when set, is called with a state to resume from once every
+	// record the copy made before it is written to the target. A copy
+	// interrupted after the call (a crash, a cancelled ctx) continues from
+	// there when CopyFrom is called again with Resume set to that state.
+	// An error from Checkpoint stops the copy.
+	Checkpoint func(state []byte, p CopyProgress) error
+	// Progress, when set, is called after every batch of records written.
+	Progress func(CopyProgress)
+}
+
+// CopyProgress reports how far a copy got.
+type CopyProgress struct {
+	Records  uint64        // records written, this run and the runs it resumes
+	Bytes    uint64        // bytes of records written by this run
+	Fraction float64       // estimated share of the account trie done
+	Elapsed  time.Duration // since this run started
+}
+
+// ErrCopy is wrapped by the errors of CopyFrom about its input: a target that
+// is not empty, a resume state that does not fit, a source record that does
+// not fit its trie.
+var ErrCopy = errors.New("trie: copy")
+
+// Copy batches: a copy fills one while the other is being written, and cuts
+// one at copyBatchRecords records or copyBatchBytes bytes.
+const (
+	copyBatchRecords = 1 << 16
+	copyBatchBytes   = 16 << 20
+)
+
+// CopyFrom copies the persisted state of src into db, which must be empty
+// (or hold what an interrupted copy with the same source wrote, when
+// opts.Resume is set), in db's format, and returns the state root. Nothing
+// is re-hashed: every vertex keeps its key and its children's keys; only the
+// vertex IDs change. The records written are exactly those a StateLoader
+// given the same accounts writes, IDs included (the same rules of
+// build.Builder: see copier), so a copy is byte for byte the store the
+// builder makes from the source's accounts.
+//
+// The source is walked in trie order, a branch's children read together (one
+// range read over a v2 branch's 16 slots, clustered reads for v1), and the
+// target's records are written in sorted batches behind the walk, on another
+// goroutine. Memory does not grow with the state. src must not be written to
+// during the copy. Nothing is visible in db before the final write, which
+// also writes the admin record (root, block, allocator top): a copy that
+// fails leaves db at its empty state (its records lie above the allocator's
+// top, as a failed StateLoader's do).
+//
+// Where a source branch lacks its children's keys and db stores them, the
+// missing keys are computed from the children (leaves hashed); where db stores
+// none (Options.NoChildKeys) they are dropped.
+func (db *DB) CopyFrom(ctx context.Context, src *DB, opts CopyOptions) (hashkey.Hash, error) {
+	c, err := db.startCopy(src, &opts)
+	if err != nil {
+		return hashkey.Hash{}, err
+	}
+	defer c.release()
+	root, err := c.run(ctx)
+	if err != nil {
+		c.wait()
+		return hashkey.Hash{}, err
+	}
+	return root, nil
+}
+
+// copier is one run of CopyFrom. The IDs it gives follow build.Builder's
+// order (a v2 branch takes its 16 slots after its first child's sub-trie and
+// before the rest; a v1 vertex takes its ID after its sub-trie; an account's
+// storage trie takes its top ID, then its vertices' IDs, after the account's
+// key is reached and before the next), so the walk must be in key order.
+type copier struct {
+	db, src *DB
+	base    *Frame // db's base when the copy started: no Persist may move it
+	opts    *CopyOptions
+	alloc   vertex.Allocator
+	enc     nodeenc.Encoder
+	noChild bool
+	want    hashkey.Hash // the source's state root
+
+	levels []*copyLevel // per depth of the walk: children's records, output
+	path   []copyFrame  // the account trie's open branches (checkpoints)
+	resume []copyFrame  // frames still to restore on the walk's way down
+
+	cur, spare *loaderBatch
+	inflight   chan error
+	cpPending  []byte // checkpoint of the batch in flight, called after it
+	records    uint64 // records emitted (resumed runs included)
+	written    uint64 // records written
+	bytes      uint64 // bytes written by this run
+	lastCP     uint64 // records at the last checkpoint
+	start      time.Time
+	ctx        context.Context
+	released   bool
+	done       bool // committed
+}
+
+func (db *DB) startCopy(src *DB, opts *CopyOptions) (*copier, error) {
+	if src == db {
+		return nil, fmt.Errorf("%w: source and target are the same database", ErrCopy)
+	}
+	want, err := src.StateRoot()
+	if err != nil {
+		return nil, err
+	}
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if db.closed {
+		return nil, ErrClosed
+	}
+	if db.loading {
+		return nil, fmt.Errorf("%w: another state load is running", ErrBulkLoad)
+	}
+	if err := db.checkBlockOrder(opts.Block); err != nil {
+		return nil, fmt.Errorf("%w: commit block %d: %w", ErrCopy, opts.Block, err)
+	}
+	if err := db.base.checkEmpty(); err != nil {
+		return nil, fmt.Errorf("%w: target: %w", ErrCopy, err)
+	}
+	c := &copier{db: db, src: src, base: db.base, opts: opts, alloc: db.base.alloc, noChild: db.noChild,
+		want: want, cur: new(loaderBatch), spare: new(loaderBatch), start: time.Now(),
+		path: make([]copyFrame, 0, maxCopyFrames)}
+	if opts.Resume != nil {
+		st, err := decodeCopyState(opts.Resume)
+		if err != nil {
+			return nil, err
+		}
+		if st.format != db.format || st.top < c.alloc.Top {
+			return nil, fmt.Errorf("%w: resume state of format %v at ID %d does not fit a target of format %v at ID %d", ErrCopy, st.format, st.top, db.format, c.alloc.Top)
+		}
+		c.alloc.Top, c.records, c.written, c.lastCP, c.resume = st.top, st.records, st.records, st.records, st.frames
+	}
+	db.loading = true
+	return c, nil
+}
+
+// run walks the source and commits.
+func (c *copier) run(ctx context.Context) (hashkey.Hash, error) {
+	c.ctx = ctx
+	if c.want != hashkey.EmptyRoot {
+		rec, err := c.src.backend.Vertex(vertex.RootID)
+		if err != nil {
+			return hashkey.Hash{}, fmt.Errorf("trie: copy: reading the source's root: %w", err)
+		}
+		if rec == nil {
+			return hashkey.Hash{}, fmt.Errorf("%w: the source's root vertex is missing", ErrCopy)
+		}
+		out, k, err := c.walk(0, vertex.RootID, rec, true, true)
+		if err != nil {
+			return hashkey.Hash{}, err
+		}
+		if got := k.Hash(); got != c.want {
+			return hashkey.Hash{}, fmt.Errorf("%w: the copied root's key %v is not the source's root %v", ErrCopy, got, c.want)
+		}
+		if err := c.emit(vertex.RootID, out); err != nil {
+			return hashkey.Hash{}, err
+		}
+	} else if c.resume != nil {
+		return hashkey.Hash{}, fmt.Errorf("%w: resume state for an empty source", ErrCopy)
+	}
+	return c.commit()
+}
+
+// commit writes the last batch with the admin record.
+func (c *copier) commit() (hashkey.Hash, error) {
+	if err := c.wait(); err != nil {
+		return hashkey.Hash{}, err
+	}
+	if err := c.commitLocked(); err != nil {
+		return hashkey.Hash{}, err
+	}
+	c.progress()
+	return c.want, nil
+}
+
+// commitLocked writes the last batch with the admin record and makes the copy
+// the database's persisted state, as a StateLoader's Commit does.
+func (c *copier) commitLocked() error {
+	db := c.db
+	a := admin{format: db.format, top: c.alloc.Top, block: c.opts.Block, root: c.want}
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if err := c.writeLocked(c.cur, a.encode()); err != nil {
+		return err
+	}
+	db.base.state = folded
+	db.base = newFrame(db, nil, c.alloc)
+	db.base.sealed = true
+	db.block, db.root = c.opts.Block, c.want
+	c.done = true
+	return nil
+}
+
+// emit adds the record rec of target vertex id to the batch being filled,
+// handing the batch to the writer when it is full.
+func (c *copier) emit(id vertex.ID, rec []byte) error {
+	b := c.cur
+	start := len(b.buf)
+	b.buf = append(b.buf, rec...)
+	b.batch.Puts = append(b.batch.Puts, vertex.Record{ID: id, Rec: b.buf[start:len(b.buf):len(b.buf)]})
+	c.records++
+	if len(b.batch.Puts) >= copyBatchRecords || len(b.buf) >= copyBatchBytes {
+		return c.writeBehind(nil)
+	}
+	return nil
+}
+
+// safePoint is called where the walk could resume from (after a child of an
+// account-trie branch in c.path): it checkpoints when enough records were
+// written since the last checkpoint, and stops the copy when ctx is done.
+func (c *copier) safePoint() error {
+	every := uint64(c.opts.CheckpointRecords)
+	if every == 0 {
+		every = 1 << 20
+	}
+	if c.opts.Checkpoint != nil && c.records-c.lastCP >= every {
+		c.lastCP = c.records
+		st := copyState{format: c.db.format, top: c.alloc.Top, records: c.records, frames: c.path}
+		if err := c.writeBehind(st.encode()); err != nil {
+			return err
+		}
+	}
+	if err := c.ctx.Err(); err != nil {
+		return fmt.Errorf("trie: copy stopped after %d records: %w", c.records, err)
+	}
+	return nil
+}
+
+// writeBehind hands the batch being filled to a goroutine that writes it,
+// after the write before it is done; cp, when not nil, is the checkpoint
+// handed to opts.Checkpoint once the batch is written.
+func (c *copier) writeBehind(cp []byte) error {
+	if err := c.wait(); err != nil {
+		return err
+	}
+	b := c.cur
+	c.cur, c.spare = c.spare, b
+	c.cpPending = cp
+	done := make(chan error, 1)
+	c.inflight = done
+	go func() {
+		c.db.mu.Lock()
+		defer c.db.mu.Unlock()
+		done <- c.writeLocked(b, nil)
+	}()
+	return nil
+}
+
+// wait waits for the write in flight, if any, then reports its progress and
+// hands its checkpoint on.
+func (c *copier) wait() error {
+	if c.inflight == nil {
+		return nil
+	}
+	err := <-c.inflight
+	c.inflight = nil
+	if err != nil {
+		return err
+	}
+	c.progress()
+	if cp := c.cpPending; cp != nil {
+		c.cpPending = nil
+		if err := c.opts.Checkpoint(cp, c.report()); err != nil {
+			return fmt.Errorf("trie: copy: checkpoint: %w", err)
+		}
+	}
+	return nil
+}
+
+// writeLocked writes b (with admin, when not nil) sorted by ID and empties
+// it; the caller holds the database's lock.
+func (c *copier) writeLocked(b *loaderBatch, admin []byte) error {
+	if c.db.closed {
+		return ErrClosed
+	}
+	if c.db.base != c.base {
+		return ErrStale
+	}
+	puts := b.batch.Puts
+	slices.SortFunc(puts, func(x, y vertex.Record) int { return cmp.Compare(x.ID, y.ID) })
+	b.batch.Admin = admin
+	if err := c.db.backend.Write(&b.batch); err != nil {
+		return fmt.Errorf("trie: copy: writing %d records: %w", len(puts), err)
+	}
+	c.written += uint64(len(puts))
+	c.bytes += uint64(len(b.buf))
+	b.batch = vertex.Batch{Puts: puts[:0]}
+	b.buf = b.buf[:0]
+	return nil
+}
+
+func (c *copier) progress() {
+	if c.opts.Progress != nil {
+		c.opts.Progress(c.report())
+	}
+}
+
+// report is the progress so far. The fraction is the position of the walk in
+// the account trie, from the nibbles of its open branches' current children
+// (addrHashes are uniform).
+func (c *copier) report() CopyProgress {
+	f, scale := 0.0, 1.0
+	for i := range c.path {
+		scale /= 16
+		f += float64(c.path[i].nib) * scale
+	}
+	if c.done {
+		f = 1
+	}
+	return CopyProgress{Records: c.written, Bytes: c.bytes, Fraction: f, Elapsed: time.Since(c.start)}
+}
+
+// release lets another load start (once).
+func (c *copier) release() {
+	if c.released {
+		return
+	}
+	c.released = true
+	c.db.mu.Lock()
+	c.db.loading = false
+	c.db.mu.Unlock()
+}

@@ -1,0 +1,110 @@
+package trie
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math/bits"
+
+	"github.com/hexstate/hexstate/hashkey"
+	"github.com/hexstate/hexstate/vertex"
+)
+
+// copyState is where an interrupted copy resumes: the target's allocator top,
+// the records emitted, and the account trie's open branches (copyFrame).
+//
+//	"hxcp1" | format u8 | top u64 | records u64 | frames u8 | frame…
+//	frame = src u64 | nib u8 | done u16 | base u64
+//	        | (kid u64) for each done bit | (len8 key) for each done bit
+type copyState struct {
+	format  vertex.Format
+	top     vertex.ID
+	records uint64
+	frames  []copyFrame
+}
+
+var copyStateMagic = []byte("hxcp1")
+
+func (s *copyState) encode() []byte {
+	b := append([]byte(nil), copyStateMagic...)
+	b = append(b, byte(s.format))
+	b = binary.BigEndian.AppendUint64(b, uint64(s.top))
+	b = binary.BigEndian.AppendUint64(b, s.records)
+	b = append(b, byte(len(s.frames)))
+	for i := range s.frames {
+		f := &s.frames[i]
+		b = binary.BigEndian.AppendUint64(b, uint64(f.src))
+		b = append(b, byte(f.nib))
+		b = binary.BigEndian.AppendUint16(b, f.done)
+		b = binary.BigEndian.AppendUint64(b, uint64(f.base))
+		for n := 0; n < 16; n++ {
+			if f.done&(1<<n) != 0 {
+				b = binary.BigEndian.AppendUint64(b, uint64(f.kids[n]))
+			}
+		}
+		for n := 0; n < 16; n++ {
+			if f.done&(1<<n) != 0 {
+				b = append(b, byte(f.keys[n].Len()))
+				b = append(b, f.keys[n].Bytes()...)
+			}
+		}
+	}
+	return b
+}
+
+// decodeCopyState parses a state encode made; anything else is an error
+// wrapping ErrCopy.
+func decodeCopyState(b []byte) (copyState, error) {
+	var s copyState
+	bad := func(why string) (copyState, error) {
+		return copyState{}, fmt.Errorf("%w: resume state: %s", ErrCopy, why)
+	}
+	if len(b) < len(copyStateMagic)+18 || string(b[:len(copyStateMagic)]) != string(copyStateMagic) {
+		return bad("not a copy state")
+	}
+	b = b[len(copyStateMagic):]
+	s.format = vertex.Format(b[0])
+	s.top = vertex.ID(binary.BigEndian.Uint64(b[1:]))
+	s.records = binary.BigEndian.Uint64(b[9:])
+	nf := int(b[17])
+	b = b[18:]
+	if nf > maxCopyFrames {
+		return bad("too many frames")
+	}
+	for i := 0; i < nf; i++ {
+		if len(b) < 19 {
+			return bad("truncated frame")
+		}
+		f := copyFrame{src: vertex.ID(binary.BigEndian.Uint64(b)), nib: int(b[8]),
+			done: binary.BigEndian.Uint16(b[9:]), base: vertex.ID(binary.BigEndian.Uint64(b[11:]))}
+		b = b[19:]
+		if f.nib > 15 {
+			return bad("frame nibble out of range")
+		}
+		if len(b) < 8*bits.OnesCount16(f.done) {
+			return bad("truncated frame")
+		}
+		for n := 0; n < 16; n++ {
+			if f.done&(1<<n) != 0 {
+				f.kids[n] = vertex.ID(binary.BigEndian.Uint64(b))
+				b = b[8:]
+			}
+		}
+		for n := 0; n < 16; n++ {
+			if f.done&(1<<n) == 0 {
+				continue
+			}
+			if len(b) < 1 || len(b) < 1+int(b[0]) || b[0] > 32 {
+				return bad("truncated key")
+			}
+			if b[0] > 0 {
+				f.keys[n], _ = hashkey.KeyFromBytes(b[1 : 1+b[0]])
+			}
+			b = b[1+b[0]:]
+		}
+		s.frames = append(s.frames, f)
+	}
+	if len(b) != 0 {
+		return bad("trailing bytes")
+	}
+	return s, nil
+}

@@ -1,0 +1,305 @@
+package trie
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/hexstate/hexstate/hashkey"
+	"github.com/hexstate/hexstate/vertex"
+)
+
+// maxCopyFrames is how many of the account trie's top branches a copy's
+// checkpoint records: it can resume after any child of one of them.
+const maxCopyFrames = 8
+
+// copyLevel is the scratch of one depth of the walk: the vertex there, its
+// children's source IDs and records, and its target record.
+type copyLevel struct {
+	v    vertex.Vertex
+	acc  vertex.Account
+	ids  [16]vertex.ID
+	recs [16][]byte
+	offs [16][2]int // where in buf each child's record lies
+	buf  []byte     // the children's records
+	out  []byte     // the target record of the vertex
+	ck   []byte     // packed children's keys computed here
+	kids [16]vertex.ID
+	keys [16]hashkey.Key
+}
+
+// copyFrame is an open branch of the account trie, as a checkpoint records
+// it: its source ID, the child being walked (in the deepest frame of a
+// checkpoint: the child just finished), and what its finished children were
+// given: the v2 base (NoID until the first child is done), the v1 child IDs,
+// the children's keys when the branch's record lacks them.
+type copyFrame struct {
+	src  vertex.ID
+	nib  int
+	done uint16 // children finished
+	base vertex.ID
+	kids [16]vertex.ID
+	keys [16]hashkey.Key
+}
+
+func (c *copier) level(d int) *copyLevel {
+	for len(c.levels) <= d {
+		c.levels = append(c.levels, new(copyLevel))
+	}
+	return c.levels[d]
+}
+
+// walk copies the sub-trie whose top vertex is source vertex id with record
+// rec: it emits every vertex below the top and returns the top's target
+// record (valid until the next walk at depth d) for the caller to place, and
+// its key when want is set (else the key its record stores, if any). acct
+// says it is in the account trie.
+func (c *copier) walk(d int, id vertex.ID, rec []byte, acct, want bool) ([]byte, hashkey.Key, error) {
+	if len(rec) == 0 {
+		return nil, hashkey.Key{}, fmt.Errorf("%w: source vertex %d: empty record", ErrCopy, id)
+	}
+	if rec[0]&3 == 1 { // a leaf
+		if len(c.resume) > 0 {
+			return nil, hashkey.Key{}, fmt.Errorf("%w: the resume state does not fit the source (a leaf at %d)", ErrCopy, id)
+		}
+		return c.leaf(d, id, rec, want)
+	}
+	return c.branch(d, id, rec, acct, want)
+}
+
+// leaf copies a leaf: as it is, unless it is an account with storage, whose
+// storage trie is copied first and whose storage ID changes.
+func (c *copier) leaf(d int, id vertex.ID, rec []byte, want bool) ([]byte, hashkey.Key, error) {
+	storage := leafHasStorage(rec)
+	if !storage && !want {
+		return rec, hashkey.Key{}, nil
+	}
+	L := c.level(d)
+	L.v, L.acc = vertex.Vertex{}, vertex.Account{}
+	if err := vertex.DecodeInto(&L.v, &L.acc, rec); err != nil {
+		return nil, hashkey.Key{}, fmt.Errorf("trie: copy: source vertex %d: %w", id, err)
+	}
+	if !storage {
+		return rec, c.enc.LeafKey(&L.v, &hashkey.EmptyRoot), nil
+	}
+	sid := c.alloc.Take(1)
+	src := L.acc.Storage
+	srec, err := c.src.backend.Vertex(src)
+	if err != nil {
+		return nil, hashkey.Key{}, fmt.Errorf("trie: copy: reading storage trie %d: %w", src, err)
+	}
+	if srec == nil {
+		return nil, hashkey.Key{}, fmt.Errorf("%w: storage trie %d of account vertex %d is missing", ErrCopy, src, id)
+	}
+	out, sk, err := c.walk(d+1, src, srec, false, want)
+	if err != nil {
+		return nil, hashkey.Key{}, err
+	}
+	if err := c.emit(sid, out); err != nil {
+		return nil, hashkey.Key{}, err
+	}
+	L.acc.Storage = sid
+	L.out = vertex.Encode(L.out[:0], &L.v)
+	var k hashkey.Key
+	if want {
+		root := sk.Hash()
+		k = c.enc.LeafKey(&L.v, &root)
+	}
+	return L.out, k, nil
+}
+
+// leafHasStorage reports whether leaf record rec is an account with a storage
+// trie; a malformed record says yes, so that it gets decoded (and refused).
+func leafHasStorage(rec []byte) bool {
+	if vertex.PayloadKind(rec[0]>>2&3) != vertex.AccountPayload {
+		return false
+	}
+	n, k := binary.Uvarint(rec[1:])
+	if k <= 0 || uint64(len(rec)) < 1+uint64(k)+n+1 {
+		return true
+	}
+	return rec[1+k+int(n)]&(1<<3) != 0 // the account mask's storage bit
+}
+
+// branch copies a branch and the sub-tries of its children, in key order.
+func (c *copier) branch(d int, id vertex.ID, rec []byte, acct, want bool) ([]byte, hashkey.Key, error) {
+	L := c.level(d)
+	L.v, L.acc = vertex.Vertex{}, vertex.Account{}
+	v := &L.v
+	if err := vertex.DecodeInto(v, &L.acc, rec); err != nil {
+		return nil, hashkey.Key{}, fmt.Errorf("trie: copy: source vertex %d: %w", id, err)
+	}
+	haveCK := v.ChildKeys != nil && v.ChildKeys.Used() == v.Used
+	ownKey := !v.Key.IsHash() // not stored: computed from the children's keys
+	needKeys := !haveCK && (!c.noChild || want || ownKey)
+	if err := c.readKids(L, id, v); err != nil {
+		return nil, hashkey.Key{}, err
+	}
+	L.kids, L.keys = [16]vertex.ID{}, [16]hashkey.Key{}
+	base, from := vertex.NoID, 0
+	var fr *copyFrame
+	if acct && len(c.path) < maxCopyFrames {
+		c.path = append(c.path, copyFrame{src: id, nib: -1})
+		fr = &c.path[len(c.path)-1]
+		defer func() { c.path = c.path[:len(c.path)-1] }()
+	}
+	if len(c.resume) > 0 {
+		res := c.resume[0]
+		c.resume = c.resume[1:]
+		if fr == nil || res.src != id || res.nib < 0 || res.nib > 15 || v.Used&(1<<res.nib) == 0 {
+			return nil, hashkey.Key{}, fmt.Errorf("%w: the resume state does not fit the source (branch %d)", ErrCopy, id)
+		}
+		*fr = res
+		base, L.kids, L.keys = res.base, res.kids, res.keys
+		from = res.nib // the child in progress: the walk below restores it
+		if len(c.resume) == 0 {
+			from++ // the child just finished
+		}
+	}
+	v2 := c.db.format == vertex.FormatV2
+	for n := from; n < 16; n++ {
+		if v.Used&(1<<n) == 0 {
+			continue
+		}
+		if fr != nil {
+			fr.nib = n
+		}
+		out, k, err := c.walk(d+1, L.ids[n], L.recs[n], acct, needKeys)
+		if err != nil {
+			return nil, hashkey.Key{}, err
+		}
+		var cid vertex.ID
+		if v2 {
+			if base == vertex.NoID {
+				base = c.alloc.Take(vertex.BranchSlots)
+			}
+			cid = base + vertex.ID(n)
+		} else {
+			cid = c.alloc.Take(1)
+			L.kids[n] = cid
+		}
+		if err := c.emit(cid, out); err != nil {
+			return nil, hashkey.Key{}, err
+		}
+		L.keys[n] = k
+		if fr != nil {
+			fr.done |= 1 << n
+			fr.base, fr.kids, fr.keys = base, L.kids, L.keys
+			if err := c.safePoint(); err != nil {
+				return nil, hashkey.Key{}, err
+			}
+		}
+	}
+	if haveCK && ownKey {
+		v.ChildKeys.Unpack(&L.keys)
+	}
+	if ownKey {
+		v.Key = c.enc.BranchKey(v, &L.keys)
+	}
+	switch {
+	case c.noChild:
+		v.ChildKeys = nil
+	case !haveCK:
+		L.ck = vertex.PackChildKeys(L.ck[:0], v.Used, &L.keys)
+		v.ChildKeys = L.ck
+	}
+	if v2 {
+		v.Base, v.Kids = base, nil
+	} else {
+		v.Base, v.Kids = vertex.NoID, &L.kids
+	}
+	L.out = vertex.Encode(L.out[:0], v)
+	return L.out, v.Key, nil
+}
+
+// readKids reads the records of v's children into L: one range read over a
+// v2 branch's slots; for v1, one range read per cluster of close child IDs
+// and a point read for each child far from the others.
+func (c *copier) readKids(L *copyLevel, id vertex.ID, v *vertex.Vertex) error {
+	L.buf = L.buf[:0]
+	var got uint16
+	put := func(slot int, rid vertex.ID, rec []byte) {
+		L.ids[slot], L.offs[slot] = rid, [2]int{len(L.buf), len(L.buf) + len(rec)}
+		L.buf = append(L.buf, rec...)
+		got |= 1 << slot
+	}
+	if v.Kids == nil {
+		err := c.src.backend.VertexRange(v.Base, vertex.BranchSlots, func(rid vertex.ID, rec []byte) error {
+			if s := int(rid - v.Base); v.Used&(1<<s) != 0 {
+				put(s, rid, rec)
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("trie: copy: reading the children of %d: %w", id, err)
+		}
+	} else if err := c.readV1Kids(v, put); err != nil {
+		return fmt.Errorf("trie: copy: reading the children of %d: %w", id, err)
+	}
+	if got != v.Used {
+		return fmt.Errorf("%w: branch %d: children %016b missing", ErrCopy, id, v.Used&^got)
+	}
+	for n := 0; n < 16; n++ { // slice L.buf now that it no longer moves
+		if got&(1<<n) != 0 {
+			o := L.offs[n]
+			L.recs[n] = L.buf[o[0]:o[1]:o[1]]
+		}
+	}
+	return nil
+}
+
+// copyGap is the largest gap between two v1 child IDs read with one range
+// read.
+const copyGap = 8
+
+// readV1Kids reads the children of v1 branch v in ascending ID order, a
+// cluster of IDs at most copyGap apart with one range read, and hands each
+// record to put with its slot.
+func (c *copier) readV1Kids(v *vertex.Vertex, put func(int, vertex.ID, []byte)) error {
+	var ids [16]vertex.ID
+	var slots [16]int
+	n := 0
+	for s := 0; s < 16; s++ {
+		if v.Used&(1<<s) == 0 {
+			continue
+		}
+		i := n
+		for i > 0 && ids[i-1] > v.Kids[s] { // insertion sort by ID
+			ids[i], slots[i] = ids[i-1], slots[i-1]
+			i--
+		}
+		ids[i], slots[i] = v.Kids[s], s
+		n++
+	}
+	for i := 0; i < n; {
+		j := i + 1
+		for j < n && ids[j]-ids[j-1] <= copyGap {
+			j++
+		}
+		if j == i+1 {
+			rec, err := c.src.backend.Vertex(ids[i])
+			if err != nil {
+				return err
+			}
+			if rec != nil {
+				put(slots[i], ids[i], rec)
+			}
+			i = j
+			continue
+		}
+		k := i
+		err := c.src.backend.VertexRange(ids[i], int(ids[j-1]-ids[i])+1, func(rid vertex.ID, rec []byte) error {
+			for k < j && ids[k] < rid {
+				k++
+			}
+			if k < j && ids[k] == rid {
+				put(slots[k], rid, rec)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		i = j
+	}
+	return nil
+}
