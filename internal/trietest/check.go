@@ -176,8 +176,10 @@ func putRecord(t testing.TB, b trie.Backend, id vertex.ID, v *vertex.Vertex) {
 // left unreachable, and the record cache untouched.
 func CheckClean(t *testing.T, stores ...Opener) {
 	Each(t, stores, func(t *testing.T, s *Store, f vertex.Format) {
-		root := CheckedState(t, s.Open(f), 600)
-		db := s.Open(f) // reopened: the cache is cold
+		db := s.Open(f)
+		root := CheckedState(t, db, 600)
+		Must(t, db.Close(), "Close")
+		db = s.Open(f) // reopened: the cache is cold
 		for _, workers := range []int{1, 2} {
 			before := db.CacheStats()
 			rep, err := db.Check(context.Background(), &trie.CheckOptions{Workers: workers, CountRecords: true})
