@@ -2,6 +2,7 @@ package trie
 
 import (
 	"context"
+	"math/bits"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -36,6 +37,7 @@ type fetched struct {
 	v    *node
 	size int // record bytes read from the store (0 for a frame's vertex)
 	err  error
+	read bool // set when read ahead (see children)
 }
 
 // checkTask is one sub-trie of the account trie that a worker checks.
@@ -168,33 +170,73 @@ func (c *invariantChecker) get(id vertex.ID) fetched {
 	return fetched{v: v, size: len(rec), err: err}
 }
 
-// slots reads the 16 slots of v2 branch v: the frames' versions where they
-// hold them, the rest in one range read of the backend.
-func (c *invariantChecker) slots(v *node) *[16]fetched {
+// maxSpan is the widest range of IDs a check reads at once for a format-v1
+// branch's children (a loader allocates them close together).
+const maxSpan = 64
+
+// children reads the children of branch v ahead of the walk into them: for
+// format v2 its 16 slots (children, and any record in an unused slot) in one
+// range read; for v1 its children in one range read when their IDs are
+// within maxSpan of each other (out[n].read tells which were read). The
+// frames' versions come first.
+func (c *invariantChecker) children(v *node) *[16]fetched {
 	fr, out := c.fr, new([16]fetched)
-	var inFrames uint16
-	for n := 0; n < 16; n++ {
-		if w, ok := fr.lookupFrames(v.Base + vertex.ID(n)); ok {
-			out[n].v, inFrames = w, inFrames|1<<n
-		}
+	want := uint16(0xffff) // the slots to read
+	if v.Kids != nil {
+		want = v.Used
 	}
-	if inFrames == 0xffff || v.Base > c.run.top {
+	lo, hi := ^vertex.ID(0), vertex.ID(0)
+	for n := 0; n < 16; n++ {
+		if want&(1<<n) == 0 {
+			continue
+		}
+		id := v.Child(n)
+		if v.Kids == nil {
+			id = v.Base + vertex.ID(n)
+		}
+		if w, ok := fr.lookupFrames(id); ok {
+			out[n] = fetched{v: w, read: true}
+			want &^= 1 << n
+			continue
+		}
+		if id > c.run.top || id < vertex.RootID {
+			out[n].read = true // never persisted (the walk reports an ID out of range)
+			want &^= 1 << n
+			continue
+		}
+		lo, hi = min(lo, id), max(hi, id)
+	}
+	if want == 0 || (v.Kids != nil && (bits.OnesCount16(want) < 2 || hi-lo >= maxSpan)) {
 		return out
 	}
-	n := int(min(vertex.BranchSlots, c.run.top-v.Base+1))
-	err := fr.db.backend.VertexRange(v.Base, n, func(id vertex.ID, rec []byte) error {
-		i := int(id - v.Base)
-		if inFrames&(1<<i) == 0 {
+	slot := func(id vertex.ID) (int, bool) { // the slot id is read for
+		if v.Kids == nil {
+			n := int(id - v.Base)
+			return n, want&(1<<n) != 0
+		}
+		for u := want; u != 0; u &= u - 1 {
+			if n := bits.TrailingZeros16(u); v.Kids[n] == id {
+				return n, true
+			}
+		}
+		return 0, false
+	}
+	err := fr.db.backend.VertexRange(lo, int(hi-lo+1), func(id vertex.ID, rec []byte) error {
+		if n, ok := slot(id); ok {
 			w, err := fr.db.decode(id, rec)
-			out[i] = fetched{v: w, size: len(rec), err: err}
+			out[n] = fetched{v: w, size: len(rec), err: err}
 		}
 		return nil
 	})
-	if err != nil {
-		for i := range out {
-			if inFrames&(1<<i) == 0 && out[i].v == nil && out[i].err == nil {
-				out[i].err = vertexError(v.Base+vertex.ID(i), err)
+	for u := want; u != 0; u &= u - 1 {
+		n := bits.TrailingZeros16(u)
+		out[n].read = true // a slot the range did not return has no record
+		if err != nil && out[n].v == nil && out[n].err == nil {
+			id := v.Base + vertex.ID(n)
+			if v.Kids != nil {
+				id = v.Kids[n]
 			}
+			out[n].err = vertexError(id, err)
 		}
 	}
 	return out

@@ -97,7 +97,7 @@ type invariantChecker struct {
 	found       []Violation
 	// run is the shared state of a whole-state check (check.go), nil for
 	// Frame.Check: with it, persisted vertices are read from the backend
-	// (not through the record cache), a v2 branch's slots in one range read,
+	// (not through the record cache), a branch's children in one range read,
 	// sub-tries other workers checked are taken from run.known, and
 	// violations count towards run's bound.
 	run    *checkRun
@@ -227,7 +227,7 @@ func (c *invariantChecker) walk(id vertex.ID, pre *fetched, path []byte, tk trie
 		return k, false
 	}
 	var f fetched
-	if pre != nil {
+	if pre != nil && pre.read {
 		f = *pre
 	} else {
 		f = c.get(id)
@@ -362,11 +362,11 @@ func (c *invariantChecker) branch(id vertex.ID, v *node, path []byte, tk trieKin
 		}
 	}
 	sub := append(append(path[:len(path):len(path)], v.Path...), 0)
-	// A whole-state check reads a v2 branch's 16 slots at once: its children
-	// and any record in an unused slot.
+	// A whole-state check reads a branch's children ahead, in one range
+	// read: in v2 its 16 slots, so any record in an unused slot too.
 	var slots *[16]fetched
-	if c.run != nil && v.Kids == nil {
-		slots = c.slots(v)
+	if c.run != nil {
+		slots = c.children(v)
 	}
 	var keys [16]hashkey.Key
 	var tainted uint16 // slots below which a key mismatch was found
@@ -377,7 +377,7 @@ func (c *invariantChecker) branch(id vertex.ID, v *node, path []byte, tk trieKin
 				c.fail(id, where, "slot %x: used bit %v but child ID %d", n, used, v.Kids[n])
 				ok = false
 			}
-		} else if !used && slots != nil {
+		} else if !used && c.run != nil {
 			if s := slots[n]; s.err == nil && s.v != nil {
 				c.fail(id, where, "slot %x is unused but vertex %d exists", n, v.Base+vertex.ID(n))
 			}
