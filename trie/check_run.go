@@ -248,9 +248,10 @@ func (fr *Frame) checkState(ctx context.Context, o *CheckOptions) (*CheckReport,
 	start := time.Now()
 	r := &checkRun{ctx: ctx, max: o.Max, top: fr.db.base.alloc.Top}
 	if o.Progress != nil {
-		stop := make(chan struct{})
-		defer close(stop)
+		stop, done := make(chan struct{}), make(chan struct{})
+		defer func() { close(stop); <-done }() // no Progress call after the return
 		go func() {
+			defer close(done)
 			t := time.NewTicker(o.ProgressEvery)
 			defer t.Stop()
 			for {

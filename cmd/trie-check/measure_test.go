@@ -79,10 +79,13 @@ func TestMeasureCheck(t *testing.T) {
 			peak.Store(m.HeapInuse)
 		}
 	}
+	reads := db.BackendStats()
 	rep, err := db.Check(context.Background(), &trie.CheckOptions{Workers: 2, Progress: sample, ProgressEvery: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
+	after := db.BackendStats()
+	t.Logf("backend reads of the check: %d point, %d range, %d records", after.PointReads-reads.PointReads, after.RangeReads-reads.RangeReads, after.Records-reads.Records)
 	if err := rep.Err(); err != nil {
 		t.Fatal(err)
 	}
