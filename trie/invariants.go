@@ -95,6 +95,19 @@ type invariantChecker struct {
 	changedOnly bool
 	rootKind    vertex.PayloadKind // the root trie's payload kind, once a leaf shows it
 	found       []Violation
+	// run is the shared state of a whole-state check (check.go), nil for
+	// Frame.Check: with it, persisted vertices are read from the backend
+	// (not through the record cache), a branch's children in one range read,
+	// sub-tries other workers checked are taken from run.known, and
+	// violations count towards run's bound.
+	run    *checkRun
+	counts CheckCounts // what this checker walked (with a run only)
+	// keyFails counts the key mismatches found so far (reported, or inside a
+	// sub-trie another worker checked). A key mismatch above one already
+	// found is its consequence (every ancestor of a changed vertex hashes
+	// differently): it is counted in consequent instead of being reported.
+	keyFails   int
+	consequent int
 }
 
 // checkInvariants checks fr's whole state (see the file comment); the caller
@@ -128,7 +141,7 @@ func (fr *Frame) assertInvariants(when string) {
 func (fr *Frame) checkWith(changedOnly bool) error {
 	c := &invariantChecker{fr: fr, changedOnly: changedOnly}
 	c.h.fr = fr
-	c.walk(vertex.RootID, nil, rootTrie, "", 0, false)
+	c.walk(vertex.RootID, nil, nil, rootTrie, "", 0, false)
 	if len(c.found) > 0 {
 		return &InvariantError{c.found}
 	}
@@ -136,12 +149,41 @@ func (fr *Frame) checkWith(changedOnly bool) error {
 }
 
 func (c *invariantChecker) fail(id vertex.ID, where func() string, format string, args ...any) {
-	if len(c.found) < maxViolations {
+	if c.run != nil {
+		c.run.violations.Add(1)
+	}
+	if len(c.found) < c.max() {
 		c.found = append(c.found, Violation{id, where(), fmt.Sprintf(format, args...)})
 	}
 }
 
-func (c *invariantChecker) full() bool { return len(c.found) >= maxViolations }
+// keyFail reports a key mismatch at id, unless a mismatch was found below it
+// since fails was taken (see keyFails): then it only counts it.
+func (c *invariantChecker) keyFail(fails int, id vertex.ID, where func() string, format string, args ...any) {
+	if c.keyFails > fails {
+		c.consequent++
+		return
+	}
+	c.keyFails++
+	c.fail(id, where, format, args...)
+}
+
+// max is how many violations the check reports.
+func (c *invariantChecker) max() int {
+	if c.run != nil {
+		return c.run.max
+	}
+	return maxViolations
+}
+
+// full reports whether the check should stop: it found enough violations, or
+// (a whole-state check) it was cancelled.
+func (c *invariantChecker) full() bool {
+	if c.run != nil {
+		return c.run.stopped()
+	}
+	return len(c.found) >= maxViolations
+}
 
 // nibbleString renders nibbles as hex digits, one per nibble ("-" for none).
 func nibbleString(p []byte) string {
@@ -159,8 +201,9 @@ func nibbleString(p []byte) string {
 // walk checks vertex id, reached at nibble path in a trie of kind tk (owner
 // names the account of a storage trie), and returns its recomputed key; ok is
 // false when the key could not be computed (a violation was reported below).
-// must says id is referenced and so has to exist.
-func (c *invariantChecker) walk(id vertex.ID, path []byte, tk trieKind, owner string, depth int, must bool) (k hashkey.Key, ok bool) {
+// must says id is referenced and so has to exist. pre, when not nil, is the
+// vertex already read (a v2 branch reads its children in one range read).
+func (c *invariantChecker) walk(id vertex.ID, pre *fetched, path []byte, tk trieKind, owner string, depth int, must bool) (k hashkey.Key, ok bool) {
 	where := func() string {
 		s := "path " + nibbleString(path)
 		if tk == storageTrie {
@@ -171,6 +214,9 @@ func (c *invariantChecker) walk(id vertex.ID, path []byte, tk trieKind, owner st
 	if c.full() {
 		return k, false
 	}
+	if r, done := c.known(id, tk); done {
+		return r.key, r.ok
+	}
 	if depth > maxDepth {
 		c.fail(id, where, "%v", errTooDeep)
 		return k, false
@@ -180,7 +226,13 @@ func (c *invariantChecker) walk(id vertex.ID, path []byte, tk trieKind, owner st
 		c.fail(id, where, "ID above the allocator's top %d", top)
 		return k, false
 	}
-	v, err := fr.get(id)
+	var f fetched
+	if pre != nil && pre.read {
+		f = *pre
+	} else {
+		f = c.get(id)
+	}
+	v, err := f.v, f.err
 	switch {
 	case err != nil:
 		c.fail(id, where, "unreadable: %v", err)
@@ -191,6 +243,10 @@ func (c *invariantChecker) walk(id vertex.ID, path []byte, tk trieKind, owner st
 	case v == nil:
 		return k, true // an empty trie
 	}
+	if c.run != nil {
+		c.count(v, f.size)
+	}
+	fails := c.keyFails
 	if c.changedOnly && !v.Key.IsVoid() {
 		if _, own := fr.vtx.Lookup(id); !own {
 			return v.Key, true // not changed by fr: checked when it was written
@@ -206,7 +262,7 @@ func (c *invariantChecker) walk(id vertex.ID, path []byte, tk trieKind, owner st
 		return k, false
 	}
 	if ok && !v.Key.IsVoid() && v.Key != k {
-		c.fail(id, where, "stored key %v, recomputed %v", v.Key, k)
+		c.keyFail(fails, id, where, "stored key %v, recomputed %v", v.Key, k)
 	}
 	return k, ok
 }
@@ -258,7 +314,10 @@ func (c *invariantChecker) payload(id vertex.ID, v *node, path []byte, tk trieKi
 		}
 		if s := v.Acc.Storage; s != vertex.NoID {
 			full := append(path[:len(path):len(path)], v.Path...)
-			k, ok := c.walk(s, nil, storageTrie, nibbleString(full), depth+1, true)
+			if c.run != nil {
+				c.counts.StorageTries++
+			}
+			k, ok := c.walk(s, nil, nil, storageTrie, nibbleString(full), depth+1, true)
 			if !ok {
 				return root, false
 			}
@@ -303,13 +362,24 @@ func (c *invariantChecker) branch(id vertex.ID, v *node, path []byte, tk trieKin
 		}
 	}
 	sub := append(append(path[:len(path):len(path)], v.Path...), 0)
+	// A whole-state check reads a branch's children ahead, in one range
+	// read: in v2 its 16 slots, so any record in an unused slot too.
+	var slots *[16]fetched
+	if c.run != nil {
+		slots = c.children(v)
+	}
 	var keys [16]hashkey.Key
+	var tainted uint16 // slots below which a key mismatch was found
 	for n := 0; n < 16; n++ {
 		used := v.Used&(1<<n) != 0
 		if v.Kids != nil {
 			if used != (v.Kids[n] != vertex.NoID) {
 				c.fail(id, where, "slot %x: used bit %v but child ID %d", n, used, v.Kids[n])
 				ok = false
+			}
+		} else if !used && c.run != nil {
+			if s := slots[n]; s.err == nil && s.v != nil {
+				c.fail(id, where, "slot %x is unused but vertex %d exists", n, v.Base+vertex.ID(n))
 			}
 		} else if !used && !c.changedOnly {
 			if stray, err := fr.get(v.Base + vertex.ID(n)); err == nil && stray != nil {
@@ -320,7 +390,15 @@ func (c *invariantChecker) branch(id vertex.ID, v *node, path []byte, tk trieKin
 			continue
 		}
 		sub[len(sub)-1] = byte(n)
-		k, kok := c.walk(v.Child(n), sub, tk, owner, depth+1, true)
+		var pre *fetched
+		if slots != nil {
+			pre = &slots[n]
+		}
+		fails := c.keyFails
+		k, kok := c.walk(v.Child(n), pre, sub, tk, owner, depth+1, true)
+		if c.keyFails > fails {
+			tainted |= 1 << n
+		}
 		if !kok {
 			ok = false
 			continue
@@ -335,7 +413,11 @@ func (c *invariantChecker) branch(id vertex.ID, v *node, path []byte, tk trieKin
 		v.ChildKeys.Unpack(&stored)
 		for n := 0; n < 16; n++ {
 			if bit := uint16(1) << n; v.Used&v.ChildKeys.Used()&^v.stale&bit != 0 && stored[n] != keys[n] {
-				c.fail(id, where, "ChildKeys slot %x holds %v, the child's key is %v", n, stored[n], keys[n])
+				fails := c.keyFails
+				if tainted&bit != 0 {
+					fails-- // a mismatch below this slot: this one is its consequence
+				}
+				c.keyFail(fails, id, where, "ChildKeys slot %x (vertex %d) holds %v, the child's key is %v", n, v.Child(n), stored[n], keys[n])
 			}
 		}
 	}

@@ -1,0 +1,67 @@
+package trie_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/hexstate/hexstate/hashkey"
+	"github.com/hexstate/hexstate/internal/trietest"
+	"github.com/hexstate/hexstate/trie"
+	"github.com/hexstate/hexstate/vertex"
+)
+
+func TestCheckClean(t *testing.T) { trietest.CheckClean(t, trietest.Memory) }
+
+func TestCheckFindsTampering(t *testing.T) { trietest.CheckFindsTampering(t, trietest.Memory) }
+
+// TestCheckStateFrame checks a frame with unpersisted changes over a
+// persisted state: its recomputed root is the frame's, a wrong WantRoot is a
+// violation at the root, and the frame's unhashed changes are no violation.
+func TestCheckStateFrame(t *testing.T) {
+	trietest.EachFormat(t, func(t *testing.T, f vertex.Format) {
+		db, err := trie.Open(trie.NewMemoryBackend(), &trie.Options{Format: f})
+		trietest.Must(t, err, "Open")
+		defer db.Close()
+		trietest.CheckedState(t, db, 300)
+		fr := db.Begin()
+		for i := 0; i < 50; i++ {
+			trietest.Must(t, fr.UpdateAccount(trietest.Addr(i), trietest.Acc(uint64(i), 7)), "UpdateAccount")
+		}
+		child := fr.Begin() // hashes fr
+		trietest.Must(t, child.DeleteAccount(trietest.Addr(3)), "DeleteAccount")
+		trietest.Must(t, child.UpdateStorage(trietest.Addr(4), trietest.Slot(1), nil), "UpdateStorage")
+		for _, workers := range []int{1, 2} {
+			rep, err := child.CheckState(context.Background(), &trie.CheckOptions{Workers: workers})
+			trietest.Must(t, err, "CheckState")
+			trietest.Must(t, rep.Err(), "CheckState of an unhashed frame")
+			want := trietest.FrameHash(t, child)
+			if rep.Root != want {
+				t.Fatalf("%d workers: recomputed root %v, the frame's is %v", workers, rep.Root, want)
+			}
+			wrong := hashkey.Keccak256([]byte("another root"))
+			rep, err = child.CheckState(context.Background(), &trie.CheckOptions{Workers: workers, WantRoot: &wrong})
+			trietest.Must(t, err, "CheckState")
+			if len(rep.Violations) != 1 || rep.Violations[0].ID != vertex.RootID {
+				t.Fatalf("%d workers: a wrong WantRoot gave %v", workers, rep.Err())
+			}
+		}
+	})
+}
+
+// TestCheckCancelled: a cancelled context ends the check with its error.
+func TestCheckCancelled(t *testing.T) {
+	db, err := trie.Open(trie.NewMemoryBackend(), nil)
+	trietest.Must(t, err, "Open")
+	defer db.Close()
+	trietest.CheckedState(t, db, 300)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := db.Check(ctx, nil); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Check with a cancelled context: %v", err)
+	}
+	db.Close()
+	if _, err := db.Check(context.Background(), nil); !errors.Is(err, trie.ErrClosed) {
+		t.Fatalf("Check of a closed database: %v", err)
+	}
+}
