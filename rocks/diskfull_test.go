@@ -283,7 +283,7 @@ func TestDiskFullMigrate(t *testing.T) {
 	dst := filepath.Join(mnt, "dst")
 	filler := fill(t, mnt, rocks.DefaultOptions().ReserveBytes+30<<20)
 	migrate := func() (string, error) {
-		cmd := exec.Command(bin, "-chunk", "10000", src, dst)
+		cmd := exec.Command(bin, "-checkpoint", "20000", src, dst)
 		out, err := cmd.CombinedOutput()
 		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 			t.Fatalf("trie-migrate died of %v:\n%s", ws.Signal(), out)
