@@ -6,23 +6,37 @@ import (
 	"slices"
 
 	"github.com/hexstate/hexstate/hashkey"
+	"github.com/hexstate/hexstate/trie/internal/journal"
 	"github.com/hexstate/hexstate/vertex"
 )
 
-// Persist writes fr and its unpersisted ancestors to the backend in one atomic
-// batch (every changed vertex with its hash key, every deletion, and the admin
-// record with the new root, block and allocator top) and makes fr the new base.
-// Frames on forks that do not descend from fr answer ErrStale from then on;
-// frames begun on fr carry on. fr itself is sealed.
+// Persist makes fr the new persisted base and writes it and its unpersisted
+// ancestors to the backend in one atomic batch (every changed vertex with its
+// hash key, every deletion, and the admin record with the new root, block and
+// allocator top). Frames on forks that do not descend from fr answer ErrStale
+// from then on; frames begun on fr carry on. fr itself is sealed.
+//
+// The write runs in the background (see writer.go): Persist hashes and encodes
+// the frames, hands the batch to the writer and returns, and the next blocks
+// read the persisted frames' vertices from the pending batch until it lands.
+// Block and StateRoot report block and fr's root at once; Written reports what
+// the backend holds; Flush waits for the write. One write is pending at a
+// time: Persist first waits for the previous one. With Options.SyncPersist,
+// Persist also waits for its own write.
+//
+// If a background write failed, the next Persist (or Flush, or Close) returns
+// its error, wrapped, and does nothing else: the persisted frames stay
+// readable in the pending batch, and calling Persist (or Flush) again writes
+// the batch again. Persisting the base again under its own block only does
+// that: it is how a caller retries a Persist whose write failed.
 //
 // block must be above the block the database is persisted at (else the error
 // wraps ErrBlockOrder): block numbers only go forward. Block 0 is the one
 // exception: it stands for "before any block" (a genesis, or a state loaded in
 // several persists, as a migration does), so a database at block 0 accepts
-// block 0 again. Persisting the base again under its own block is a no-op. A nil frame (ErrNilFrame) or a frame of another database
+// block 0 again. A frame journalled under another block number is refused
+// (ErrJournalBlock). A nil frame (ErrNilFrame) or a frame of another database
 // (ErrForeignFrame) is refused.
-//
-// If the write fails nothing changes: the frames and the base stay as they were.
 func (db *DB) Persist(fr *Frame, block uint64) error {
 	if fr == nil || fr.db == nil {
 		return fmt.Errorf("trie: persist block %d: %w", block, ErrNilFrame)
@@ -30,6 +44,23 @@ func (db *DB) Persist(fr *Frame, block uint64) error {
 	if fr.db != db {
 		return fmt.Errorf("trie: persist block %d: %w", block, ErrForeignFrame)
 	}
+	db.persistMu.Lock()
+	defer db.persistMu.Unlock()
+	if err := db.settle(); err != nil {
+		return err
+	}
+	if err := db.persistLocked(fr, block); err != nil {
+		return err
+	}
+	if db.syncPersist {
+		return db.settle()
+	}
+	return nil
+}
+
+// persistLocked is Persist once no write is pending: it takes db.mu, encodes
+// the batch, moves the base and starts the writer.
+func (db *DB) persistLocked(fr *Frame, block uint64) error {
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	if err := fr.check(false); err != nil {
@@ -50,6 +81,9 @@ func (db *DB) Persist(fr *Frame, block uint64) error {
 	}
 	if err := db.checkBlockOrder(block); err != nil {
 		return fmt.Errorf("trie: persist block %d: %w", block, err)
+	}
+	if fr.journaled && fr.jkey.Block != block {
+		return fmt.Errorf("trie: persist block %d: %w: it was journalled as block %d", block, ErrJournalBlock, fr.jkey.Block)
 	}
 	root, err := fr.hash()
 	if err != nil {
@@ -72,23 +106,17 @@ func (db *DB) Persist(fr *Frame, block uint64) error {
 		buf = v.encode(buf, !db.noChild)
 		batch.Puts = append(batch.Puts, vertex.Record{ID: c.id, Rec: buf[start:len(buf):len(buf)]})
 	}
-	if err := db.backend.Write(&batch); err != nil {
-		return fmt.Errorf("trie: persist block %d: %w", block, err)
-	}
-	// The store now holds the new state: refresh the cache in place (keeping its
-	// capacity and every untouched entry) and move the base up to fr.
-	for _, r := range batch.Puts {
-		db.cache.Put(r.ID, r.Rec)
-	}
-	for _, id := range batch.Deletes {
-		db.cache.Remove(id)
-	}
+	// The batch is the newest layer of the persisted state until it lands:
+	// fold the frames into it and move the base up to fr.
 	for _, f := range chain[1:] {
 		f.state, f.vtx = folded, vertexStore{}
 	}
 	db.base.state = folded
 	fr.parent, fr.vtx, fr.sealed = nil, newVertexStore(^vertex.ID(0)), true
 	db.base, db.block, db.root = fr, block, root
+	db.pending = &pendingWrite{batch: batch, block: block, root: root,
+		key: journal.Key{Block: block, Root: root, Top: fr.alloc.Top}}
+	db.startWrite(db.pending)
 	return nil
 }
 
