@@ -195,6 +195,7 @@ func (l *StateLoader) Commit(block uint64) (hashkey.Hash, error) {
 	db.base = newFrame(db, nil, l.alloc)
 	db.base.sealed = true
 	db.block, db.root = block, root
+	db.stored = stored{block: block, root: root}
 	return root, nil
 }
 
