@@ -225,11 +225,11 @@ func (db *DB) Close() error {
 // Each call returns a vertex of its own, decoded from the cached or stored record.
 func (db *DB) load(id vertex.ID) (*node, error) {
 	if p := db.pending; p != nil {
-		if rec, ok := p.lookup(id); ok {
-			if rec == nil {
+		if v, ok := p.lookup(id); ok {
+			if v == nil {
 				return nil, nil
 			}
-			return db.decode(id, rec)
+			return v.clone(), nil // a vertex of its own, as from a record
 		}
 	}
 	var v *node

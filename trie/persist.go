@@ -16,9 +16,10 @@ import (
 // allocator top). Frames on forks that do not descend from fr answer ErrStale
 // from then on; frames begun on fr carry on. fr itself is sealed.
 //
-// The write runs in the background (see writer.go): Persist hashes and encodes
-// the frames, hands the batch to the writer and returns, and the next blocks
-// read the persisted frames' vertices from the pending batch until it lands.
+// The write runs in the background (see writer.go): Persist hashes fr, hands
+// the frames to the writer (which merges, encodes and writes them) and
+// returns, and the next blocks read the persisted frames' vertices from them
+// until the write lands.
 // Block and StateRoot report block and fr's root at once; Written reports what
 // the backend holds; Flush waits for the write. One write is pending at a
 // time: Persist first waits for the previous one. With Options.SyncPersist,
@@ -26,7 +27,7 @@ import (
 //
 // If a background write failed, the next Persist (or Flush, or Close) returns
 // its error, wrapped, and does nothing else: the persisted frames stay
-// readable in the pending batch, and calling Persist (or Flush) again writes
+// readable, and calling Persist (or Flush) again writes
 // the batch again. Persisting the base again under its own block only does
 // that: it is how a caller retries a Persist whose write failed.
 //
@@ -92,31 +93,22 @@ func (db *DB) persistLocked(fr *Frame, block uint64) error {
 	if invariants {
 		fr.assertInvariants(fmt.Sprintf("persisting block %d", block))
 	}
-	a := admin{format: db.format, top: fr.alloc.Top, block: block, root: root}
-	batch := vertex.Batch{Admin: a.encode()}
-	changes, size := chainChanges(chain)
-	buf := make([]byte, 0, size)
-	for _, c := range changes {
-		v := c.v
-		if v == nil {
-			batch.Deletes = append(batch.Deletes, c.id)
-			continue
-		}
-		start := len(buf)
-		buf = v.encode(buf, !db.noChild)
-		batch.Puts = append(batch.Puts, vertex.Record{ID: c.id, Rec: buf[start:len(buf):len(buf)]})
+	// The folded frames' vertex stores are the newest layer of the persisted
+	// state until the write lands (writer.go): the writer merges and encodes
+	// them; reads look them up meanwhile.
+	p := &pendingWrite{block: block, root: root, top: fr.alloc.Top,
+		key: journal.Key{Block: block, Root: root, Top: fr.alloc.Top}}
+	for _, f := range chain {
+		p.stores = append(p.stores, f.vtx)
 	}
-	// The batch is the newest layer of the persisted state until it lands:
-	// fold the frames into it and move the base up to fr.
 	for _, f := range chain[1:] {
 		f.state, f.vtx = folded, vertexStore{}
 	}
 	db.base.state = folded
 	fr.parent, fr.vtx, fr.sealed = nil, newVertexStore(^vertex.ID(0)), true
 	db.base, db.block, db.root = fr, block, root
-	db.pending = &pendingWrite{batch: batch, block: block, root: root,
-		key: journal.Key{Block: block, Root: root, Top: fr.alloc.Top}}
-	db.startWrite(db.pending)
+	db.pending = p
+	db.startWrite(p)
 	return nil
 }
 
@@ -136,20 +128,21 @@ type change struct {
 	frame int   // the frame's place in the chain, oldest 0
 }
 
-// chainChanges returns the changes of the frames in chain (newest first), the
+// chainChanges returns the changes of the frames' vertex stores in chain
+// (newest first), the
 // newest version of each vertex, sorted by ID, and an estimate of their encoded
 // size. Records go to the store in ID order: RocksDB's memtable takes sorted
 // inserts faster than random ones (docs/benchmarks.md §5), and the encode
 // buffer is then written front to back.
-func chainChanges(chain []*Frame) ([]change, int) {
+func chainChanges(chain []vertexStore) ([]change, int) {
 	n := 0
-	for _, f := range chain {
-		n += f.vtx.Len()
+	for i := range chain {
+		n += chain[i].Len()
 	}
 	changes := make([]change, 0, n)
 	for i := len(chain) - 1; i >= 0; i-- {
 		frame := len(chain) - 1 - i
-		chain[i].vtx.Each(func(id vertex.ID, v *node) { changes = append(changes, change{id, v, frame}) })
+		chain[i].Each(func(id vertex.ID, v *node) { changes = append(changes, change{id, v, frame}) })
 	}
 	// By ID, and an ID's versions oldest first.
 	slices.SortFunc(changes, func(a, b change) int {

@@ -1,26 +1,25 @@
 package trie
 
 import (
-	"cmp"
 	"fmt"
-	"slices"
 
 	"github.com/hexstate/hexstate/hashkey"
 	"github.com/hexstate/hexstate/trie/internal/journal"
 	"github.com/hexstate/hexstate/vertex"
 )
 
-// This file is the background writer: Persist encodes the frames it persists
-// into one batch, makes the persisted frame the new base at once, and hands
-// the batch to a goroutine that writes it to the backend, so the caller goes
-// on with the next block while the write runs.
+// This file is the background writer: Persist hashes the frames it persists,
+// makes the persisted frame the new base at once, and hands the folded
+// frames' vertex stores to a goroutine that merges and encodes them into one
+// batch and writes it to the backend, so the caller goes on with the next
+// block while the work runs.
 //
-// Until the write lands, the batch itself (a pendingWrite) is the newest layer
-// of the persisted state: DB.load reads a vertex from it before the cache and
-// the backend, so frames on the new base read the persisted frames' vertices
-// although those frames are folded. When the write lands the writer puts the
-// batch's records into the cache, then (under db.mu) drops the pendingWrite:
-// a reader never sees the old record of a vertex the batch changed.
+// Until the write lands, those stores (a pendingWrite) are the newest layer
+// of the persisted state: DB.load looks a vertex up in them before the cache
+// and the backend, so frames on the new base read the persisted frames'
+// vertices although those frames are folded. When the write lands the writer
+// puts the batch's records into the cache, then (under db.mu) drops the
+// pendingWrite: a reader never sees the old record of a vertex it changed.
 //
 // One write is pending at a time: a Persist waits for the previous write
 // (back-pressure: memory holds at most one encoded batch besides the frames).
@@ -30,22 +29,43 @@ import (
 
 // pendingWrite is a persist whose batch has not landed in the backend yet.
 type pendingWrite struct {
-	batch vertex.Batch // Puts and Deletes sorted by ID
-	block uint64
-	root  hashkey.Hash
-	key   journal.Key // the persisted state's journal key
+	stores []vertexStore // the folded frames' changes, newest first
+	block  uint64
+	root   hashkey.Hash
+	top    vertex.ID
+	key    journal.Key   // the persisted state's journal key
+	batch  *vertex.Batch // encoded by the writer; kept for a retry
 }
 
-// lookup returns the batch's record of id (nil: deleted) and whether the
-// batch has one.
-func (p *pendingWrite) lookup(id vertex.ID) ([]byte, bool) {
-	if i, ok := slices.BinarySearchFunc(p.batch.Puts, id, func(r vertex.Record, id vertex.ID) int { return cmp.Compare(r.ID, id) }); ok {
-		return p.batch.Puts[i].Rec, true
-	}
-	if _, ok := slices.BinarySearch(p.batch.Deletes, id); ok {
-		return nil, true
+// lookup returns the newest version of id in the persisted frames (nil:
+// deleted) and whether they hold one. The stores are no longer written, so
+// lookups may run beside the writer's encoding.
+func (p *pendingWrite) lookup(id vertex.ID) (*node, bool) {
+	for i := range p.stores {
+		if v, ok := p.stores[i].Lookup(id); ok {
+			return v, true
+		}
 	}
 	return nil, false
+}
+
+// encode merges the stores' changes into one batch with the admin record.
+func (db *DB) encode(p *pendingWrite) *vertex.Batch {
+	a := admin{format: db.format, top: p.top, block: p.block, root: p.root}
+	batch := &vertex.Batch{Admin: a.encode()}
+	changes, size := chainChanges(p.stores)
+	buf := make([]byte, 0, size)
+	for _, c := range changes {
+		v := c.v
+		if v == nil {
+			batch.Deletes = append(batch.Deletes, c.id)
+			continue
+		}
+		start := len(buf)
+		buf = v.encode(buf, !db.noChild)
+		batch.Puts = append(batch.Puts, vertex.Record{ID: c.id, Rec: buf[start:len(buf):len(buf)]})
+	}
+	return batch
 }
 
 // inPending reports whether a pending write holds a version of id. The caller
@@ -70,8 +90,11 @@ func (db *DB) startWrite(p *pendingWrite) {
 // (the backend now holds its state) and trims the journal up to it.
 func (db *DB) write(p *pendingWrite, done chan struct{}) {
 	defer close(done)
+	if p.batch == nil {
+		p.batch = db.encode(p)
+	}
 	db.wmu.Lock()
-	err := db.backend.Write(&p.batch)
+	err := db.backend.Write(p.batch)
 	db.wmu.Unlock()
 	if err != nil {
 		db.mu.Lock()
