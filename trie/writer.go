@@ -155,7 +155,7 @@ func (db *DB) settle() error {
 // Flush waits until the backend holds every persisted state: it returns when
 // the pending persist's write (if any) has landed. If that write failed it
 // returns the error (wrapping the backend's); calling Flush (or Persist) again
-// writes the batch again. Reads are served throughout, from the pending batch
+// writes the batch again. Reads are served throughout, from the pending frames
 // until it lands.
 func (db *DB) Flush() error {
 	db.persistMu.Lock()
