@@ -83,6 +83,9 @@ func (h *hexSide) BuildPersist() error {
 	if err := h.db.Persist(h.cur, 0); err != nil {
 		return err
 	}
+	if err := h.db.Flush(); err != nil { // the build's time includes its write
+		return err
+	}
 	h.tip = h.cur
 	return nil
 }
