@@ -90,6 +90,7 @@ func TestCrashChild(t *testing.T) {
 		trietest.Must(t, err, "child: writing the log")
 		trietest.Must(t, log.Sync(), "child: syncing the log")
 		trietest.Must(t, db.Persist(fr, b), "child: Persist(%d)", b)
+		trietest.Must(t, db.Flush(), "child: Flush(%d)", b) // the write lands before the next block is logged
 	}
 }
 

@@ -78,6 +78,7 @@ func TestBulkLoadMatchesInserts(t *testing.T) {
 				if err := db.Persist(fr, 1); err != nil {
 					t.Fatal(err)
 				}
+				trietest.Must(t, db.Flush(), "Flush") // the test reads the backend
 				if r, _ := db.StateRoot(); r != ref.Hash() {
 					t.Fatalf("%s, %v, %d workers: persisted root %v, want %v", name, f, workers, r, ref.Hash())
 				}
@@ -210,6 +211,7 @@ func TestBulkLoadParallel(t *testing.T) {
 				t.Fatalf("%v, %d workers: bulk root %v (%v), inserts %v", f, workers, got, err, want)
 			}
 			trietest.Must(t, db.Persist(fr, 1), "Persist")
+			trietest.Must(t, db.Flush(), "Flush") // the test reads the backend
 			records[workers] = trietest.Records(t, mem)
 			if reach := trietest.Reachable(t, records[workers]); len(reach) != len(records[workers]) {
 				t.Fatalf("%v, %d workers: %d records, %d reachable", f, workers, len(records[workers]), len(reach))

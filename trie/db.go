@@ -31,6 +31,22 @@ type Options struct {
 	// children (one range read in v2, one point read per child in v1). Both
 	// kinds of records can be read whatever this is set to.
 	NoChildKeys bool
+	// SyncPersist makes Persist wait for its own write to land (and return its
+	// error) instead of leaving it to the background writer.
+	SyncPersist bool
+	// JournalDir is the directory of the frame journal (file
+	// "hexstate-journal", see DB.Journal). Empty means the backend's
+	// JournalDir when it implements JournalBackend (rocks.Store does, so
+	// journalling is on by default for RocksDB stores), else no journal.
+	JournalDir string
+	// NoJournal turns the journal off: Open neither reads nor writes it, and
+	// DB.Journal returns ErrNoJournal.
+	NoJournal bool
+	// JournalSync makes DB.Journal fsync the journal before it returns (a
+	// journalled block then survives power loss, not only a crash of the
+	// process), and makes the background writer sync the backend (when it
+	// implements SyncBackend) before it trims the journal.
+	JournalSync bool
 }
 
 // DB is a persistent Merkle-Patricia state database on a Backend: the persisted
@@ -40,17 +56,26 @@ type Options struct {
 // keccak(address); each account leaf refers to the root of its storage trie.
 // Generic byte-keyed tries (transactions, receipts) are in-memory Tries.
 type DB struct {
-	mu      sync.RWMutex // Persist, Close, Begin and Rollback write; reads read
-	backend Backend
-	format  vertex.Format
-	workers int
-	noChild bool // Options.NoChildKeys
-	cache   *reccache.Cache
-	base    *Frame // the persisted state, as a frame with no changes
-	block   uint64
-	root    hashkey.Hash
-	closed  bool
-	loading bool // a StateLoader is running
+	mu sync.RWMutex // Persist, Close, Begin and Rollback write; reads read
+	// persistMu serialises Persist, Flush and Close (each waits for the
+	// background writer without holding mu); wmu serialises backend writes.
+	persistMu, wmu sync.Mutex
+	syncPersist    bool
+	pending        *pendingWrite // the persist being written (or failed), nil when none
+	writerDone     chan struct{} // closed when the last writer goroutine has ended
+	writeErr       error         // a failed write's error, until a call returns it
+	stored         stored        // the state the backend holds
+	jnl            *dbJournal    // nil when journalling is off
+	backend        Backend
+	format         vertex.Format
+	workers        int
+	noChild        bool // Options.NoChildKeys
+	cache          *reccache.Cache
+	base           *Frame // the persisted state, as a frame with no changes
+	block          uint64
+	root           hashkey.Hash
+	closed         bool
+	loading        bool // a StateLoader is running
 }
 
 // Open opens the database held by b, or creates one in an empty b. On success
@@ -89,10 +114,16 @@ func Open(b Backend, opts *Options) (*DB, error) {
 		cache:   reccache.New(cmpOr(opts.CacheBytes, 256<<20)),
 		block:   a.block,
 		root:    a.root,
+		stored:  stored{block: a.block, root: a.root},
+
+		syncPersist: opts.SyncPersist,
 	}
 	db.base = newFrame(db, nil, vertex.Allocator{Top: a.top})
 	db.base.sealed = true
 	if err := db.checkRoot(); err != nil {
+		return nil, err
+	}
+	if err := db.openJournal(b, opts); err != nil {
 		return nil, err
 	}
 	return db, nil
@@ -122,14 +153,16 @@ func (db *DB) checkRoot() error {
 // Format is the database's on-disk layout.
 func (db *DB) Format() vertex.Format { return db.format }
 
-// Block is the block number the persisted state was persisted at.
+// Block is the block number of the persisted state: the last block Persist
+// accepted, whether or not its background write has landed (see Written).
 func (db *DB) Block() uint64 {
 	db.mu.RLock()
 	defer db.mu.RUnlock()
 	return db.block
 }
 
-// StateRoot returns the root of the persisted state.
+// StateRoot returns the root of the persisted state, the state of Block
+// (whose write may still be pending; see Written).
 func (db *DB) StateRoot() (hashkey.Hash, error) {
 	db.mu.RLock()
 	defer db.mu.RUnlock()
@@ -163,21 +196,42 @@ func (db *DB) CacheStats() CacheStats { return CacheStats(db.cache.Stats()) }
 // BackendStats reports the reads the backend served.
 func (db *DB) BackendStats() vertex.ReadStats { return db.backend.Stats() }
 
-// Close closes the database and its backend. Frames answer ErrClosed afterwards.
-// Calling it again returns nil.
+// Close waits for the background writer, closes the journal and closes the
+// database and its backend. Frames answer ErrClosed afterwards. If the pending
+// write failed, Close writes it once more; if that fails too, Close returns
+// the error and closes anyway (journalled blocks are recovered from the
+// journal at the next Open). Calling it again returns nil.
 func (db *DB) Close() error {
-	db.mu.Lock()
-	defer db.mu.Unlock()
-	if db.closed {
+	db.persistMu.Lock()
+	defer db.persistMu.Unlock()
+	db.mu.RLock()
+	closed := db.closed
+	db.mu.RUnlock()
+	if closed {
 		return nil
 	}
+	werr := db.closeWriter()
+	db.mu.Lock()
+	defer db.mu.Unlock()
 	db.closed = true
-	return db.backend.Close()
+	var jerr error
+	if db.jnl != nil {
+		jerr = db.jnl.log.Close()
+	}
+	return errors.Join(werr, jerr, db.backend.Close())
 }
 
 // load returns persisted vertex id (nil when absent), from the cache or the backend.
 // Each call returns a vertex of its own, decoded from the cached or stored record.
 func (db *DB) load(id vertex.ID) (*node, error) {
+	if p := db.pending; p != nil {
+		if v, ok := p.lookup(id); ok {
+			if v == nil {
+				return nil, nil
+			}
+			return v.clone(), nil // a vertex of its own, as from a record
+		}
+	}
 	var v *node
 	if ok, err := db.cache.Get(id, func(rec []byte) (err error) {
 		v, err = db.decode(id, rec)
@@ -203,6 +257,11 @@ func (db *DB) load(id vertex.ID) (*node, error) {
 // decode decodes the record of vertex id and checks that a branch has the
 // database's layout (a v1 branch in a v2 database is corruption, not a variant).
 func (db *DB) decode(id vertex.ID, rec []byte) (*node, error) {
+	return db.decodeBelow(id, rec, db.base.alloc.Top)
+}
+
+// decodeBelow is decode for a record that may refer to IDs up to top.
+func (db *DB) decodeBelow(id vertex.ID, rec []byte, top vertex.ID) (*node, error) {
 	v, err := decodeNode(rec)
 	if err != nil {
 		return nil, vertexError(id, err)
@@ -211,7 +270,7 @@ func (db *DB) decode(id vertex.ID, rec []byte) (*node, error) {
 		return nil, vertexError(id, &vertex.CorruptError{Reason: fmt.Sprintf("branch record of another layout in a %v database", db.format)})
 	}
 	// Every ID a stored vertex refers to was allocated before it was persisted.
-	top, ref := db.base.alloc.Top, vertex.NoID
+	ref := vertex.NoID
 	switch {
 	case v.Kids != nil:
 		for _, k := range v.Kids {
@@ -238,7 +297,7 @@ func (db *DB) prefetchChildren(fr *Frame, v *node) error {
 	missing := 0
 	for n := 0; n < 16; n++ {
 		id := v.Base + vertex.ID(n)
-		if v.Used&(1<<n) != 0 && !fr.inFrames(id) && !db.cache.Contains(id) {
+		if v.Used&(1<<n) != 0 && !fr.inFrames(id) && !db.inPending(id) && !db.cache.Contains(id) {
 			missing++
 		}
 	}
@@ -246,7 +305,9 @@ func (db *DB) prefetchChildren(fr *Frame, v *node) error {
 		return nil
 	}
 	err := db.backend.VertexRange(v.Base, vertex.BranchSlots, func(id vertex.ID, rec []byte) error {
-		if !db.cache.Contains(id) { // a cached version may carry keys the record lacks
+		// A cached version may carry keys the record lacks; a pending write's
+		// version is newer than the store's.
+		if !db.cache.Contains(id) && !db.inPending(id) {
 			db.cache.Put(id, rec) // checked when decoded, like every cached record
 		}
 		return nil

@@ -5,6 +5,7 @@ import (
 
 	"github.com/hexstate/hexstate/hashkey"
 	"github.com/hexstate/hexstate/trie/internal/framestore"
+	"github.com/hexstate/hexstate/trie/internal/journal"
 	"github.com/hexstate/hexstate/vertex"
 )
 
@@ -47,6 +48,10 @@ type Frame struct {
 	slab    []node           // vertices handed out by newVertex
 	accSlab []vertex.Account // accounts handed out by newAccount
 	writes  int              // writes since the last hash, to choose parallel hashing
+	// journaled is set (under db.mu) once the frame's entry is in the journal,
+	// under jkey (see journal.go).
+	journaled bool
+	jkey      journal.Key
 }
 
 func newFrame(db *DB, parent *Frame, alloc vertex.Allocator) *Frame {

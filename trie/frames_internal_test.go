@@ -182,6 +182,7 @@ func TestPersistDeletesStorageRecords(t *testing.T) {
 					}
 				}
 				fiMust(t, db.Persist(fr, 1))
+				fiMust(t, db.Flush()) // the test reads the backend
 				return db
 			}
 			db, ref := build(true), build(false)
@@ -190,6 +191,7 @@ func TestPersistDeletesStorageRecords(t *testing.T) {
 			fiMust(t, fr.DeleteAccount(fiAddr(2)))
 			fiMust(t, fr.UpdateAccount(fiAddr(2), fiAcc(2)))
 			fiMust(t, db.Persist(fr, 2))
+			fiMust(t, db.Flush())
 			after, want := fiRecords(db), fiRecords(ref)
 			if after != want {
 				t.Fatalf("after deleting an account with 300 slots: %d records (were %d), a fresh store of the same state has %d", after, before, want)

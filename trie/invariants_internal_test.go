@@ -146,6 +146,9 @@ func TestInvariantsCatchCorruptRecord(t *testing.T) {
 	if err := db.Persist(fr, 1); err != nil {
 		t.Fatal(err)
 	}
+	if err := db.Flush(); err != nil { // the test writes the backend below
+		t.Fatal(err)
+	}
 	id := vertex.RootID + 1
 	var v *node
 	for ; id <= db.base.alloc.Top; id++ {

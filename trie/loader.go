@@ -70,6 +70,9 @@ var ErrLoaderDone = errors.New("trie: state loader already committed or aborted"
 // and which must have no other load running (else the error wraps
 // ErrBulkLoad).
 func (db *DB) NewStateLoader() (*StateLoader, error) {
+	if err := db.Flush(); err != nil { // the loader writes the backend itself
+		return nil, err
+	}
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	if db.closed {
@@ -192,6 +195,7 @@ func (l *StateLoader) Commit(block uint64) (hashkey.Hash, error) {
 	db.base = newFrame(db, nil, l.alloc)
 	db.base.sealed = true
 	db.block, db.root = block, root
+	db.stored = stored{block: block, root: root}
 	return root, nil
 }
 
@@ -268,7 +272,10 @@ func (l *StateLoader) writeLocked(b *loaderBatch, admin []byte) error {
 	puts := b.batch.Puts
 	slices.SortFunc(puts, func(x, y vertex.Record) int { return cmp.Compare(x.ID, y.ID) })
 	b.batch.Admin = admin
-	if err := l.db.backend.Write(&b.batch); err != nil {
+	l.db.wmu.Lock()
+	err := l.db.backend.Write(&b.batch)
+	l.db.wmu.Unlock()
+	if err != nil {
 		return fmt.Errorf("trie: state loader: writing %d records: %w", len(puts), err)
 	}
 	// Warm the vertex cache as a persist does. Until Commit these records lie

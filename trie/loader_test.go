@@ -252,6 +252,7 @@ func TestLoadPathsSameRecords(t *testing.T) {
 				fr := db.Begin()
 				trietest.Must(t, fr.BulkLoadAccounts(accs), "BulkLoadAccounts")
 				trietest.Must(t, db.Persist(fr, 5), "Persist")
+				trietest.Must(t, db.Flush(), "Flush") // the test reads the backend
 				if r, _ := db.StateRoot(); r != want {
 					t.Fatalf("%s, %d workers: root %v, want %v", name, workers, r, want)
 				}

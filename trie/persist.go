@@ -6,23 +6,38 @@ import (
 	"slices"
 
 	"github.com/hexstate/hexstate/hashkey"
+	"github.com/hexstate/hexstate/trie/internal/journal"
 	"github.com/hexstate/hexstate/vertex"
 )
 
-// Persist writes fr and its unpersisted ancestors to the backend in one atomic
-// batch (every changed vertex with its hash key, every deletion, and the admin
-// record with the new root, block and allocator top) and makes fr the new base.
-// Frames on forks that do not descend from fr answer ErrStale from then on;
-// frames begun on fr carry on. fr itself is sealed.
+// Persist makes fr the new persisted base and writes it and its unpersisted
+// ancestors to the backend in one atomic batch (every changed vertex with its
+// hash key, every deletion, and the admin record with the new root, block and
+// allocator top). Frames on forks that do not descend from fr answer ErrStale
+// from then on; frames begun on fr carry on. fr itself is sealed.
+//
+// The write runs in the background (see writer.go): Persist hashes fr, hands
+// the frames to the writer (which merges, encodes and writes them) and
+// returns, and the next blocks read the persisted frames' vertices from them
+// until the write lands.
+// Block and StateRoot report block and fr's root at once; Written reports what
+// the backend holds; Flush waits for the write. One write is pending at a
+// time: Persist first waits for the previous one. With Options.SyncPersist,
+// Persist also waits for its own write.
+//
+// If a background write failed, the next Persist (or Flush, or Close) returns
+// its error, wrapped, and does nothing else: the persisted frames stay
+// readable, and calling Persist (or Flush) again writes
+// the batch again. Persisting the base again under its own block only does
+// that: it is how a caller retries a Persist whose write failed.
 //
 // block must be above the block the database is persisted at (else the error
 // wraps ErrBlockOrder): block numbers only go forward. Block 0 is the one
 // exception: it stands for "before any block" (a genesis, or a state loaded in
 // several persists, as a migration does), so a database at block 0 accepts
-// block 0 again. Persisting the base again under its own block is a no-op. A nil frame (ErrNilFrame) or a frame of another database
+// block 0 again. A frame journalled under another block number is refused
+// (ErrJournalBlock). A nil frame (ErrNilFrame) or a frame of another database
 // (ErrForeignFrame) is refused.
-//
-// If the write fails nothing changes: the frames and the base stay as they were.
 func (db *DB) Persist(fr *Frame, block uint64) error {
 	if fr == nil || fr.db == nil {
 		return fmt.Errorf("trie: persist block %d: %w", block, ErrNilFrame)
@@ -30,6 +45,23 @@ func (db *DB) Persist(fr *Frame, block uint64) error {
 	if fr.db != db {
 		return fmt.Errorf("trie: persist block %d: %w", block, ErrForeignFrame)
 	}
+	db.persistMu.Lock()
+	defer db.persistMu.Unlock()
+	if err := db.settle(); err != nil {
+		return err
+	}
+	if err := db.persistLocked(fr, block); err != nil {
+		return err
+	}
+	if db.syncPersist {
+		return db.settle()
+	}
+	return nil
+}
+
+// persistLocked is Persist once no write is pending: it takes db.mu, encodes
+// the batch, moves the base and starts the writer.
+func (db *DB) persistLocked(fr *Frame, block uint64) error {
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	if err := fr.check(false); err != nil {
@@ -51,6 +83,9 @@ func (db *DB) Persist(fr *Frame, block uint64) error {
 	if err := db.checkBlockOrder(block); err != nil {
 		return fmt.Errorf("trie: persist block %d: %w", block, err)
 	}
+	if fr.journaled && fr.jkey.Block != block {
+		return fmt.Errorf("trie: persist block %d: %w: it was journalled as block %d", block, ErrJournalBlock, fr.jkey.Block)
+	}
 	root, err := fr.hash()
 	if err != nil {
 		return fmt.Errorf("trie: persist: hashing: %w", err)
@@ -58,30 +93,13 @@ func (db *DB) Persist(fr *Frame, block uint64) error {
 	if invariants {
 		fr.assertInvariants(fmt.Sprintf("persisting block %d", block))
 	}
-	a := admin{format: db.format, top: fr.alloc.Top, block: block, root: root}
-	batch := vertex.Batch{Admin: a.encode()}
-	changes, size := chainChanges(chain)
-	buf := make([]byte, 0, size)
-	for _, c := range changes {
-		v := c.v
-		if v == nil {
-			batch.Deletes = append(batch.Deletes, c.id)
-			continue
-		}
-		start := len(buf)
-		buf = v.encode(buf, !db.noChild)
-		batch.Puts = append(batch.Puts, vertex.Record{ID: c.id, Rec: buf[start:len(buf):len(buf)]})
-	}
-	if err := db.backend.Write(&batch); err != nil {
-		return fmt.Errorf("trie: persist block %d: %w", block, err)
-	}
-	// The store now holds the new state: refresh the cache in place (keeping its
-	// capacity and every untouched entry) and move the base up to fr.
-	for _, r := range batch.Puts {
-		db.cache.Put(r.ID, r.Rec)
-	}
-	for _, id := range batch.Deletes {
-		db.cache.Remove(id)
+	// The folded frames' vertex stores are the newest layer of the persisted
+	// state until the write lands (writer.go): the writer merges and encodes
+	// them; reads look them up meanwhile.
+	p := &pendingWrite{block: block, root: root, top: fr.alloc.Top,
+		key: journal.Key{Block: block, Root: root, Top: fr.alloc.Top}}
+	for _, f := range chain {
+		p.stores = append(p.stores, f.vtx)
 	}
 	for _, f := range chain[1:] {
 		f.state, f.vtx = folded, vertexStore{}
@@ -89,6 +107,8 @@ func (db *DB) Persist(fr *Frame, block uint64) error {
 	db.base.state = folded
 	fr.parent, fr.vtx, fr.sealed = nil, newVertexStore(^vertex.ID(0)), true
 	db.base, db.block, db.root = fr, block, root
+	db.pending = p
+	db.startWrite(p)
 	return nil
 }
 
@@ -108,20 +128,21 @@ type change struct {
 	frame int   // the frame's place in the chain, oldest 0
 }
 
-// chainChanges returns the changes of the frames in chain (newest first), the
+// chainChanges returns the changes of the frames' vertex stores in chain
+// (newest first), the
 // newest version of each vertex, sorted by ID, and an estimate of their encoded
 // size. Records go to the store in ID order: RocksDB's memtable takes sorted
 // inserts faster than random ones (docs/benchmarks.md §5), and the encode
 // buffer is then written front to back.
-func chainChanges(chain []*Frame) ([]change, int) {
+func chainChanges(chain []vertexStore) ([]change, int) {
 	n := 0
-	for _, f := range chain {
-		n += f.vtx.Len()
+	for i := range chain {
+		n += chain[i].Len()
 	}
 	changes := make([]change, 0, n)
 	for i := len(chain) - 1; i >= 0; i-- {
 		frame := len(chain) - 1 - i
-		chain[i].vtx.Each(func(id vertex.ID, v *node) { changes = append(changes, change{id, v, frame}) })
+		chain[i].Each(func(id vertex.ID, v *node) { changes = append(changes, change{id, v, frame}) })
 	}
 	// By ID, and an ID's versions oldest first.
 	slices.SortFunc(changes, func(a, b change) int {

@@ -128,6 +128,7 @@ func TestMissingStorageRoot(t *testing.T) {
 	fr.UpdateAccount(a, trie.Account{Nonce: 1})
 	fr.UpdateStorage(a, hashkey.Keccak256([]byte("s")), uint256.NewInt(5))
 	db.Persist(fr, 1)
+	db.Flush() // the test reads the backend
 	// Find the storage root: the only ID a leaf account refers to.
 	var sid vertex.ID
 	for id := vertex.ID(1); id < 1024; id++ {

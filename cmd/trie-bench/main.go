@@ -68,6 +68,8 @@ func run(args []string, out io.Writer) error {
 	fs.IntVar(&f.cacheMB, "cache-mb", 256, "cache size in MiB: hexstate vertex cache and RocksDB block cache each; geth clean trie cache and Pebble cache each")
 	fs.IntVar(&f.reps, "reps", 3, "bulkload mode: repetitions (the fastest is reported)")
 	fs.StringVar(&f.build, "build", "bulk", "how hexstate builds the initial state: bulk (BulkLoadAccounts in a frame, then Persist) or stream (StateLoader: memory independent of the state's size)")
+	fs.BoolVar(&journalBlocks, "journal", false, "hexstate: journal every block's frame (DB.Journal) in the persist phase")
+	fs.BoolVar(&journalReopen, "journal-reopen", false, "hexstate: at the end, reopen the store and time the journal's replay")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil

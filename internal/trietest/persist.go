@@ -244,6 +244,7 @@ func PersistKeepsCache(t *testing.T, stores ...Opener) {
 		ApplyKeys(t, fr, m, []int{3, 5, 7, -10, -12, 4000, 4001}, 1)
 		FrameHash(t, fr)
 		Must(t, db.Persist(fr, 2), "Persist")
+		Must(t, db.Flush(), "Flush") // the writer refreshes the cache when the write lands
 		after := db.CacheStats()
 		if after.Entries < warm.Entries-20 || after.Budget != warm.Budget {
 			t.Fatalf("cache after Persist: %+v; before: %+v (entries or budget lost)", after, warm)

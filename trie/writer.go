@@ -1,0 +1,190 @@
+package trie
+
+import (
+	"fmt"
+
+	"github.com/hexstate/hexstate/hashkey"
+	"github.com/hexstate/hexstate/trie/internal/journal"
+	"github.com/hexstate/hexstate/vertex"
+)
+
+// This file is the background writer: Persist hashes the frames it persists,
+// makes the persisted frame the new base at once, and hands the folded
+// frames' vertex stores to a goroutine that merges and encodes them into one
+// batch and writes it to the backend, so the caller goes on with the next
+// block while the work runs.
+//
+// Until the write lands, those stores (a pendingWrite) are the newest layer
+// of the persisted state: DB.load looks a vertex up in them before the cache
+// and the backend, so frames on the new base read the persisted frames'
+// vertices although those frames are folded. When the write lands the writer
+// puts the batch's records into the cache, then (under db.mu) drops the
+// pendingWrite: a reader never sees the old record of a vertex it changed.
+//
+// One write is pending at a time: a Persist waits for the previous write
+// (back-pressure: memory holds at most one encoded batch besides the frames).
+// A failed write stays pending, readable and retryable: the next Persist,
+// Flush or Close returns its error, and the call after that (or Close) writes
+// it again.
+
+// pendingWrite is a persist whose batch has not landed in the backend yet.
+type pendingWrite struct {
+	stores []vertexStore // the folded frames' changes, newest first
+	block  uint64
+	root   hashkey.Hash
+	top    vertex.ID
+	key    journal.Key   // the persisted state's journal key
+	batch  *vertex.Batch // encoded by the writer; kept for a retry
+}
+
+// lookup returns the newest version of id in the persisted frames (nil:
+// deleted) and whether they hold one. The stores are no longer written, so
+// lookups may run beside the writer's encoding.
+func (p *pendingWrite) lookup(id vertex.ID) (*node, bool) {
+	for i := range p.stores {
+		if v, ok := p.stores[i].Lookup(id); ok {
+			return v, true
+		}
+	}
+	return nil, false
+}
+
+// encode merges the stores' changes into one batch with the admin record.
+func (db *DB) encode(p *pendingWrite) *vertex.Batch {
+	a := admin{format: db.format, top: p.top, block: p.block, root: p.root}
+	batch := &vertex.Batch{Admin: a.encode()}
+	changes, size := chainChanges(p.stores)
+	buf := make([]byte, 0, size)
+	for _, c := range changes {
+		v := c.v
+		if v == nil {
+			batch.Deletes = append(batch.Deletes, c.id)
+			continue
+		}
+		start := len(buf)
+		buf = v.encode(buf, !db.noChild)
+		batch.Puts = append(batch.Puts, vertex.Record{ID: c.id, Rec: buf[start:len(buf):len(buf)]})
+	}
+	return batch
+}
+
+// inPending reports whether a pending write holds a version of id. The caller
+// holds db.mu.
+func (db *DB) inPending(id vertex.ID) bool {
+	if db.pending == nil {
+		return false
+	}
+	_, ok := db.pending.lookup(id)
+	return ok
+}
+
+// startWrite starts the writer goroutine on p. The caller holds db.mu
+// exclusively and no writer is running.
+func (db *DB) startWrite(p *pendingWrite) {
+	done := make(chan struct{})
+	db.writerDone = done
+	go db.write(p, done)
+}
+
+// write writes p to the backend; on success it updates the cache, drops p
+// (the backend now holds its state) and trims the journal up to it.
+func (db *DB) write(p *pendingWrite, done chan struct{}) {
+	defer close(done)
+	if p.batch == nil {
+		p.batch = db.encode(p)
+	}
+	db.wmu.Lock()
+	err := db.backend.Write(p.batch)
+	db.wmu.Unlock()
+	if err != nil {
+		db.mu.Lock()
+		db.writeErr = fmt.Errorf("trie: persist block %d: %w", p.block, err)
+		db.mu.Unlock()
+		return
+	}
+	// p still shadows the cache for its IDs, so the cache can be brought up to
+	// date before p is dropped, without holding db.mu.
+	for _, r := range p.batch.Puts {
+		db.cache.Put(r.ID, r.Rec)
+	}
+	for _, id := range p.batch.Deletes {
+		db.cache.Remove(id)
+	}
+	db.mu.Lock()
+	db.pending = nil
+	db.stored = stored{block: p.block, root: p.root}
+	db.mu.Unlock()
+	db.trimJournal(p.key)
+}
+
+// settle waits for the write in flight, if any. It returns the error of a
+// failed write not yet returned by any call; a failed write already reported
+// is written again (and its error returned if it fails again). The caller
+// holds db.persistMu, not db.mu.
+func (db *DB) settle() error {
+	for {
+		db.mu.Lock()
+		if w := db.writerDone; w != nil {
+			select {
+			case <-w:
+			default:
+				db.mu.Unlock()
+				<-w
+				continue
+			}
+		}
+		p := db.pending
+		if p == nil {
+			db.mu.Unlock()
+			return nil
+		}
+		if err := db.writeErr; err != nil {
+			db.writeErr = nil
+			db.mu.Unlock()
+			return err
+		}
+		if db.closed {
+			db.mu.Unlock()
+			return ErrClosed
+		}
+		db.startWrite(p) // a retry of a write that failed
+		db.mu.Unlock()
+	}
+}
+
+// Flush waits until the backend holds every persisted state: it returns when
+// the pending persist's write (if any) has landed. If that write failed it
+// returns the error (wrapping the backend's); calling Flush (or Persist) again
+// writes the batch again. Reads are served throughout, from the pending frames
+// until it lands.
+func (db *DB) Flush() error {
+	db.persistMu.Lock()
+	defer db.persistMu.Unlock()
+	return db.settle()
+}
+
+// stored is the state the backend holds: the last persist whose write landed.
+type stored struct {
+	block uint64
+	root  hashkey.Hash
+}
+
+// Written reports the block and state root the backend holds (the last
+// persist whose write has landed, or the state Open found) and whether a
+// persist's write is pending (in flight, or failed and waiting for a retry by
+// Flush, Persist or Close). Block and StateRoot report the newest persisted
+// state whether or not its write has landed.
+func (db *DB) Written() (block uint64, root hashkey.Hash, pending bool) {
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	return db.stored.block, db.stored.root, db.pending != nil
+}
+
+// closeWriter waits for the writer before Close: a failed write is written
+// once more, and its error returned if it fails again.
+func (db *DB) closeWriter() error {
+	if err := db.settle(); err == nil {
+		return nil
+	}
+	return db.settle() // the retry
+}
