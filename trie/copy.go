@@ -124,6 +124,14 @@ func (db *DB) startCopy(src *DB, opts *CopyOptions) (*copier, error) {
 	if src == db {
 		return nil, fmt.Errorf("%w: source and target are the same database", ErrCopy)
 	}
+	// The copy reads the source's backend and writes the target's itself:
+	// neither may have a persist still being written.
+	if err := src.Flush(); err != nil {
+		return nil, fmt.Errorf("trie: copy: the source's pending persist: %w", err)
+	}
+	if err := db.Flush(); err != nil {
+		return nil, err
+	}
 	want, err := src.StateRoot()
 	if err != nil {
 		return nil, err
@@ -208,10 +216,7 @@ func (c *copier) commitLocked() error {
 	if err := c.writeLocked(c.cur, a.encode()); err != nil {
 		return err
 	}
-	db.base.state = folded
-	db.base = newFrame(db, nil, c.alloc)
-	db.base.sealed = true
-	db.block, db.root = c.opts.Block, c.want
+	db.adoptLoadedLocked(c.alloc, c.opts.Block, c.want)
 	c.done = true
 	return nil
 }
@@ -304,7 +309,10 @@ func (c *copier) writeLocked(b *loaderBatch, admin []byte) error {
 	puts := b.batch.Puts
 	slices.SortFunc(puts, func(x, y vertex.Record) int { return cmp.Compare(x.ID, y.ID) })
 	b.batch.Admin = admin
-	if err := c.db.backend.Write(&b.batch); err != nil {
+	c.db.wmu.Lock()
+	err := c.db.backend.Write(&b.batch)
+	c.db.wmu.Unlock()
+	if err != nil {
 		return fmt.Errorf("trie: copy: writing %d records: %w", len(puts), err)
 	}
 	c.written += uint64(len(puts))

@@ -189,14 +189,21 @@ func (l *StateLoader) Commit(block uint64) (hashkey.Hash, error) {
 		l.err = err
 		return hashkey.Hash{}, err
 	}
-	// As after a Persist: frames on the old base are stale, the loaded state is
-	// the base, read through the cache from the backend.
+	db.adoptLoadedLocked(l.alloc, block, root)
+	return root, nil
+}
+
+// adoptLoadedLocked makes a state that a load wrote straight to the backend
+// (its last batch carried the admin record of block and root, allocator top
+// alloc.Top) the database's persisted state. As after a Persist, frames on
+// the old base are stale; the loaded state is read through the cache from the
+// backend. The caller holds db.mu.
+func (db *DB) adoptLoadedLocked(alloc vertex.Allocator, block uint64, root hashkey.Hash) {
 	db.base.state = folded
-	db.base = newFrame(db, nil, l.alloc)
+	db.base = newFrame(db, nil, alloc)
 	db.base.sealed = true
 	db.block, db.root = block, root
 	db.stored = stored{block: block, root: root}
-	return root, nil
 }
 
 // Abort ends the load without committing it. The database keeps its state.
