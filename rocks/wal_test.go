@@ -43,7 +43,7 @@ func TestWALChild(t *testing.T) {
 	}
 	st, err := rocks.Open(dir, walOptions())
 	trietest.Must(t, err, "rocks.Open")
-	db, err := trie.Open(st, nil)
+	db, err := trie.Open(st, &trie.Options{SyncPersist: true}) // each persist in the log when it returns
 	trietest.Must(t, err, "trie.Open")
 	for b := uint64(1); b <= walBlocks; b++ {
 		fr := db.Begin()

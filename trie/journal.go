@@ -279,8 +279,11 @@ func (db *DB) journalEntry(fr *Frame, block uint64) (e *journal.Entry, wait bool
 			e.Deletes = append(e.Deletes, id)
 			return
 		}
+		// Without children's keys: they make most of a branch record's bytes,
+		// and a frame recovered after a crash can afford to re-read a
+		// branch's children the first time it is re-hashed.
 		start := len(buf)
-		buf = v.encode(buf, !db.noChild)
+		buf = v.encode(buf, false)
 		e.Puts = append(e.Puts, vertex.Record{ID: id, Rec: buf[start:len(buf):len(buf)]})
 	})
 	return e, false, nil
