@@ -62,8 +62,10 @@ func (r *resultsWriter) write(rec any) error {
 		return err
 	}
 	b = append(b, '\n')
-	_, err = r.w.Write(b)
-	return err
+	if _, err := r.w.Write(b); err != nil {
+		return err
+	}
+	return r.w.Flush() // a line per record on disk, even if the run dies later
 }
 
 func (r *resultsWriter) Close() error {
