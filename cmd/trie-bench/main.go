@@ -34,6 +34,10 @@ type benchFlags struct {
 	cacheMB      int
 	reps         int
 	build        string // hexstate's build: bulk (BulkLoadAccounts + Persist) or stream (StateLoader)
+	scale        scaleBlockCfg
+	reuse        bool   // scale: continue on stores kept in -dir
+	results      string // scale: results file (JSON lines)
+	label        string // scale: a label for the results
 }
 
 func main() {
@@ -53,8 +57,8 @@ func run(args []string, out io.Writer) error {
 			"State roots must agree at every block, or the run fails.\n\nflags:\n")
 		fs.PrintDefaults()
 	}
-	fs.StringVar(&f.mode, "mode", "blocks", "blocks: build + blocks workload; bulkload: bulk load vs keccak of all nodes (in memory)")
-	impls := fs.String("impl", "hexstate-v2,hexstate-v1,geth", "comma-separated implementations: hexstate-v2, hexstate-v1, geth")
+	fs.StringVar(&f.mode, "mode", "blocks", "blocks: build + blocks workload; bulkload: bulk load vs keccak of all nodes (in memory); scale: streamed build into stores kept in -dir, blocks with reads, disk-bound (see README)")
+	impls := fs.String("impl", "hexstate-v2,hexstate-v1,geth", "comma-separated implementations: hexstate-v2, hexstate-v1, geth; -mode scale also geth-state (StateDB on pathdb's flat state)")
 	fs.IntVar(&f.cfg.accounts, "accounts", 1_000_000, "accounts in the initial state")
 	fs.Float64Var(&f.cfg.storageFrac, "storage-frac", 0.1, "fraction of accounts with storage (1-8 slots each)")
 	fs.IntVar(&f.cfg.blocks, "blocks", 200, "blocks to apply")
@@ -70,6 +74,11 @@ func run(args []string, out io.Writer) error {
 	fs.StringVar(&f.build, "build", "bulk", "how hexstate builds the initial state: bulk (BulkLoadAccounts in a frame, then Persist) or stream (StateLoader: memory independent of the state's size)")
 	fs.BoolVar(&journalBlocks, "journal", false, "hexstate: journal every block's frame (DB.Journal) in the persist phase")
 	fs.BoolVar(&journalReopen, "journal-reopen", false, "hexstate: at the end, reopen the store and time the journal's replay")
+	fs.IntVar(&f.scale.accReads, "block-account-reads", 2000, "scale: reads of accounts per block (before its writes)")
+	fs.IntVar(&f.scale.slotReads, "block-slot-reads", 4000, "scale: reads of initial slots per block")
+	fs.BoolVar(&f.reuse, "reuse", false, "scale: continue on the stores already built in -dir (skip their build) at their next block")
+	fs.StringVar(&f.results, "results", "", "scale: append per-block results (JSON lines) to this file (default <dir>/results.jsonl)")
+	fs.StringVar(&f.label, "label", "", "scale: a label for this run in the results file")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -86,6 +95,11 @@ func run(args []string, out io.Writer) error {
 			continue
 		case "hexstate-v2", "hexstate-v1", "geth":
 			f.impls = append(f.impls, s)
+		case "geth-state":
+			if f.mode != "scale" {
+				return errors.New("-impl geth-state is for -mode scale")
+			}
+			f.impls = append(f.impls, s)
 		default:
 			return fmt.Errorf("unknown -impl %q (want hexstate-v2, hexstate-v1, geth)", s)
 		}
@@ -97,6 +111,12 @@ func run(args []string, out io.Writer) error {
 		return errors.New("-accounts, -persist-every, -cache-mb and -reps must be positive, -blocks not negative")
 	}
 
+	if f.mode == "scale" {
+		f.scale.accWrites, f.scale.slotWrites = f.cfg.blockAccounts, f.cfg.blockSlots
+		fmt.Fprintf(out, "trie-bench: mode=scale impl=%s accounts=%d blocks=%d persist-every=%d cache-mb=%d seed=%d dir=%s reuse=%v GOMAXPROCS=%d %s\n",
+			strings.Join(f.impls, ","), f.cfg.accounts, f.cfg.blocks, f.persistEvery, f.cacheMB, f.cfg.seed, f.dir, f.reuse, runtime.GOMAXPROCS(0), runtime.Version())
+		return runScale(&f, out)
+	}
 	fmt.Fprintf(out, "trie-bench: mode=%s impl=%s accounts=%d storage-frac=%g blocks=%d block-accounts=%d block-slots=%d persist-every=%d cache-mb=%d seed=%d GOMAXPROCS=%d %s\n",
 		f.mode, strings.Join(f.impls, ","), f.cfg.accounts, f.cfg.storageFrac, f.cfg.blocks, f.cfg.blockAccounts, f.cfg.blockSlots,
 		f.persistEvery, f.cacheMB, f.cfg.seed, runtime.GOMAXPROCS(0), runtime.Version())

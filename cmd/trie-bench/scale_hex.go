@@ -1,0 +1,174 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/hexstate/hexstate/hashkey"
+	"github.com/hexstate/hexstate/rocks"
+	"github.com/hexstate/hexstate/trie"
+	"github.com/hexstate/hexstate/vertex"
+)
+
+// hexScale runs the scale workload on hexstate over RocksDB: the build with a
+// StateLoader, the blocks as a chain of frames persisted every few blocks.
+type hexScale struct {
+	name     string
+	shape    scaleShape
+	store    *rocks.Store
+	db       *trie.DB
+	tip, cur *trie.Frame
+	last     struct { // counters at the last Stats call
+		rocks   rocks.BlockStats
+		backend vertex.ReadStats
+		cache   trie.CacheStats
+	}
+}
+
+func newHexScale(name, dir string, s scaleShape, cacheMB int) (*hexScale, error) {
+	cache := cacheMB << 20
+	st, err := rocks.Open(filepath.Join(dir, name), &rocks.Options{Statistics: true, BlockCacheBytes: uint64(cache)})
+	if err != nil {
+		return nil, fmt.Errorf("%s: rocks: %w", name, err)
+	}
+	db, err := trie.Open(st, &trie.Options{Format: formatOf(name), CacheBytes: cache})
+	if err != nil {
+		st.Close()
+		return nil, fmt.Errorf("%s: open: %w", name, err)
+	}
+	return &hexScale{name: name, shape: s, store: st, db: db}, nil
+}
+
+func (h *hexScale) Name() string { return h.name }
+
+// Build streams the accounts to a StateLoader in batches of about 100,000
+// leaves (accounts plus slots) and commits the load as block 0.
+func (h *hexScale) Build(idx *indexReader) (hashkey.Hash, error) {
+	l, err := h.db.NewStateLoader()
+	if err != nil {
+		return hashkey.Hash{}, fmt.Errorf("%s: loader: %w", h.name, err)
+	}
+	var batch []trie.AccountLeaf
+	leaves := 0
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		err := l.Add(batch)
+		batch, leaves = nil, 0
+		return err
+	}
+	for {
+		hash, i, ok, err := idx.Next()
+		if err != nil {
+			l.Abort()
+			return hashkey.Hash{}, err
+		}
+		if !ok {
+			break
+		}
+		nonce, bal, code := h.shape.account(i)
+		leaf := trie.AccountLeaf{AddrHash: hash, Account: trie.Account{Nonce: nonce, Balance: bal, CodeHash: code}}
+		for _, sl := range sortedSlots(h.shape, i) {
+			leaf.Storage = append(leaf.Storage, trie.SlotLeaf{Hash: sl.hash, Value: sl.val})
+		}
+		batch = append(batch, leaf)
+		if leaves += 1 + len(leaf.Storage); leaves >= 100_000 {
+			if err := flush(); err != nil {
+				l.Abort()
+				return hashkey.Hash{}, fmt.Errorf("%s: load: %w", h.name, err)
+			}
+		}
+	}
+	if err := flush(); err != nil {
+		l.Abort()
+		return hashkey.Hash{}, fmt.Errorf("%s: load: %w", h.name, err)
+	}
+	root, err := l.Commit(0)
+	if err != nil {
+		return root, fmt.Errorf("%s: commit load: %w", h.name, err)
+	}
+	h.tip = h.db.Begin()
+	return root, nil
+}
+
+// Open checks that the store is at block with root and starts on it.
+func (h *hexScale) Open(block uint64, root hashkey.Hash) error {
+	got, err := h.db.StateRoot()
+	if err != nil {
+		return fmt.Errorf("%s: state root: %w", h.name, err)
+	}
+	if h.db.Block() != block || got != root {
+		return fmt.Errorf("%s: store is at block %d root %v, its state file says block %d root %v", h.name, h.db.Block(), got, block, root)
+	}
+	h.tip = h.db.Begin()
+	h.Stats()
+	return nil
+}
+
+func (h *hexScale) Apply(b *scaleBlock) (readDigest, error) {
+	h.cur = h.tip.Begin()
+	fr := h.cur
+	var d readDigest
+	for k := range b.accReads {
+		a, _, err := fr.Account(b.accReads[k].hash)
+		if err != nil {
+			return d, fmt.Errorf("Account: %w", err)
+		}
+		d.account(a.Nonce, &a.Balance)
+	}
+	for k := range b.slotRead {
+		op := &b.slotRead[k]
+		v, err := fr.Storage(op.hash, op.slot)
+		if err != nil {
+			return d, fmt.Errorf("Storage: %w", err)
+		}
+		d.slot(&v)
+	}
+	for k := range b.accOps {
+		op := &b.accOps[k]
+		_, _, code := h.shape.account(int(op.idx))
+		if err := fr.UpdateAccount(op.hash, trie.Account{Nonce: op.nonce, Balance: op.balance, CodeHash: code}); err != nil {
+			return d, fmt.Errorf("UpdateAccount: %w", err)
+		}
+	}
+	for k := range b.slotOps {
+		op := &b.slotOps[k]
+		if err := fr.UpdateStorage(op.hash, op.slot, &op.val); err != nil {
+			return d, fmt.Errorf("UpdateStorage: %w", err)
+		}
+	}
+	return d, nil
+}
+
+func (h *hexScale) Root() (hashkey.Hash, error) { return h.cur.StateRoot() }
+
+func (h *hexScale) Persist(block uint64, commit bool) error {
+	h.tip = h.cur
+	if !commit {
+		return nil
+	}
+	return h.db.Persist(h.cur, block)
+}
+
+func (h *hexScale) Stats() map[string]uint64 {
+	out := map[string]uint64{}
+	if rs, err := h.store.BlockStats(); err == nil {
+		d := rs.Sub(h.last.rocks)
+		h.last.rocks = rs
+		out["rocks_data_block_reads"], out["rocks_data_block_hits"] = d.DataBlockReads, d.DataBlockHits
+		out["rocks_file_reads"], out["rocks_file_read_bytes"] = d.FileReads, d.FileReadBytes
+	}
+	b := h.db.BackendStats()
+	out["backend_point_reads"] = b.PointReads - h.last.backend.PointReads
+	out["backend_range_reads"] = b.RangeReads - h.last.backend.RangeReads
+	out["backend_records"] = b.Records - h.last.backend.Records
+	h.last.backend = b
+	c := h.db.CacheStats()
+	out["cache_hits"] = uint64(c.Hits - h.last.cache.Hits)
+	out["cache_misses"] = uint64(c.Misses - h.last.cache.Misses)
+	h.last.cache = c
+	return out
+}
+
+func (h *hexScale) Close() error { return h.db.Close() }
