@@ -1,11 +1,9 @@
 package trie
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/hexstate/hexstate/hashkey"
@@ -80,7 +78,7 @@ func (db *DB) CopyFrom(ctx context.Context, src *DB, opts CopyOptions) (hashkey.
 	if err != nil {
 		return hashkey.Hash{}, err
 	}
-	defer c.release()
+	defer c.w.release()
 	root, err := c.run(ctx)
 	if err != nil {
 		c.wait()
@@ -95,8 +93,8 @@ func (db *DB) CopyFrom(ctx context.Context, src *DB, opts CopyOptions) (hashkey.
 // storage trie takes its top ID, then its vertices' IDs, after the account's
 // key is reached and before the next), so the walk must be in key order.
 type copier struct {
+	w       loadWriter // db's batches; no Persist may move its base
 	db, src *DB
-	base    *Frame // db's base when the copy started: no Persist may move it
 	opts    *CopyOptions
 	alloc   vertex.Allocator
 	enc     nodeenc.Encoder
@@ -107,17 +105,12 @@ type copier struct {
 	path   []copyFrame  // the account trie's open branches (checkpoints)
 	resume []copyFrame  // frames still to restore on the walk's way down
 
-	cur, spare *loaderBatch
-	inflight   chan error
-	cpPending  []byte // checkpoint of the batch in flight, called after it
-	records    uint64 // records emitted (resumed runs included)
-	written    uint64 // records written
-	bytes      uint64 // bytes written by this run
-	lastCP     uint64 // records at the last checkpoint
-	start      time.Time
-	ctx        context.Context
-	released   bool
-	done       bool // committed
+	cpPending []byte // checkpoint of the batch in flight, called after it
+	records   uint64 // records emitted (resumed runs included)
+	lastCP    uint64 // records at the last checkpoint
+	start     time.Time
+	ctx       context.Context
+	done      bool // committed
 }
 
 func (db *DB) startCopy(src *DB, opts *CopyOptions) (*copier, error) {
@@ -150,9 +143,8 @@ func (db *DB) startCopy(src *DB, opts *CopyOptions) (*copier, error) {
 	if err := db.base.checkEmpty(); err != nil {
 		return nil, fmt.Errorf("%w: target: %w", ErrCopy, err)
 	}
-	c := &copier{db: db, src: src, base: db.base, opts: opts, alloc: db.base.alloc, noChild: db.noChild,
-		want: want, cur: new(loaderBatch), spare: new(loaderBatch), start: time.Now(),
-		path: make([]copyFrame, 0, maxCopyFrames)}
+	c := &copier{db: db, src: src, opts: opts, alloc: db.base.alloc, noChild: db.noChild,
+		want: want, start: time.Now(), path: make([]copyFrame, 0, maxCopyFrames)}
 	if opts.Resume != nil {
 		st, err := decodeCopyState(opts.Resume)
 		if err != nil {
@@ -161,9 +153,10 @@ func (db *DB) startCopy(src *DB, opts *CopyOptions) (*copier, error) {
 		if st.format != db.format || st.top < c.alloc.Top {
 			return nil, fmt.Errorf("%w: resume state of format %v at ID %d does not fit a target of format %v at ID %d", ErrCopy, st.format, st.top, db.format, c.alloc.Top)
 		}
-		c.alloc.Top, c.records, c.written, c.lastCP, c.resume = st.top, st.records, st.records, st.records, st.frames
+		c.alloc.Top, c.records, c.lastCP, c.resume = st.top, st.records, st.records, st.frames
 	}
-	db.loading = true
+	c.w = newLoadWriter(db, "copy", false)
+	c.w.written = c.records
 	return c, nil
 }
 
@@ -209,14 +202,9 @@ func (c *copier) commit() (hashkey.Hash, error) {
 // commitLocked writes the last batch with the admin record and makes the copy
 // the database's persisted state, as a StateLoader's Commit does.
 func (c *copier) commitLocked() error {
-	db := c.db
-	a := admin{format: db.format, top: c.alloc.Top, block: c.opts.Block, root: c.want}
-	db.mu.Lock()
-	defer db.mu.Unlock()
-	if err := c.writeLocked(c.cur, a.encode()); err != nil {
+	if err := c.w.commit(c.alloc, c.opts.Block, c.want); err != nil {
 		return err
 	}
-	db.adoptLoadedLocked(c.alloc, c.opts.Block, c.want)
 	c.done = true
 	return nil
 }
@@ -224,10 +212,10 @@ func (c *copier) commitLocked() error {
 // emit adds the record rec of target vertex id to the batch being filled,
 // handing the batch to the writer when it is full.
 func (c *copier) emit(id vertex.ID, rec []byte) error {
-	b := c.cur
+	b := c.w.cur
 	start := len(b.buf)
 	b.buf = append(b.buf, rec...)
-	b.batch.Puts = append(b.batch.Puts, vertex.Record{ID: id, Rec: b.buf[start:len(b.buf):len(b.buf)]})
+	c.w.put(id, start)
 	c.records++
 	if len(b.batch.Puts) >= copyBatchRecords || len(b.buf) >= copyBatchBytes {
 		return c.writeBehind(nil)
@@ -256,35 +244,23 @@ func (c *copier) safePoint() error {
 	return nil
 }
 
-// writeBehind hands the batch being filled to a goroutine that writes it,
-// after the write before it is done; cp, when not nil, is the checkpoint
-// handed to opts.Checkpoint once the batch is written.
+// writeBehind hands the batch being filled to the writer; cp, when not nil,
+// is the checkpoint handed to opts.Checkpoint once the batch is written.
 func (c *copier) writeBehind(cp []byte) error {
 	if err := c.wait(); err != nil {
 		return err
 	}
-	b := c.cur
-	c.cur, c.spare = c.spare, b
 	c.cpPending = cp
-	done := make(chan error, 1)
-	c.inflight = done
-	go func() {
-		c.db.mu.Lock()
-		defer c.db.mu.Unlock()
-		done <- c.writeLocked(b, nil)
-	}()
-	return nil
+	return c.w.writeBehind()
 }
 
 // wait waits for the write in flight, if any, then reports its progress and
 // hands its checkpoint on.
 func (c *copier) wait() error {
-	if c.inflight == nil {
+	if c.w.inflight == nil {
 		return nil
 	}
-	err := <-c.inflight
-	c.inflight = nil
-	if err != nil {
+	if err := c.w.wait(); err != nil {
 		return err
 	}
 	c.progress()
@@ -294,31 +270,6 @@ func (c *copier) wait() error {
 			return fmt.Errorf("trie: copy: checkpoint: %w", err)
 		}
 	}
-	return nil
-}
-
-// writeLocked writes b (with admin, when not nil) sorted by ID and empties
-// it; the caller holds the database's lock.
-func (c *copier) writeLocked(b *loaderBatch, admin []byte) error {
-	if c.db.closed {
-		return ErrClosed
-	}
-	if c.db.base != c.base {
-		return ErrStale
-	}
-	puts := b.batch.Puts
-	slices.SortFunc(puts, func(x, y vertex.Record) int { return cmp.Compare(x.ID, y.ID) })
-	b.batch.Admin = admin
-	c.db.wmu.Lock()
-	err := c.db.backend.Write(&b.batch)
-	c.db.wmu.Unlock()
-	if err != nil {
-		return fmt.Errorf("trie: copy: writing %d records: %w", len(puts), err)
-	}
-	c.written += uint64(len(puts))
-	c.bytes += uint64(len(b.buf))
-	b.batch = vertex.Batch{Puts: puts[:0]}
-	b.buf = b.buf[:0]
 	return nil
 }
 
@@ -340,16 +291,5 @@ func (c *copier) report() CopyProgress {
 	if c.done {
 		f = 1
 	}
-	return CopyProgress{Records: c.written, Bytes: c.bytes, Fraction: f, Elapsed: time.Since(c.start)}
-}
-
-// release lets another load start (once).
-func (c *copier) release() {
-	if c.released {
-		return
-	}
-	c.released = true
-	c.db.mu.Lock()
-	c.db.loading = false
-	c.db.mu.Unlock()
+	return CopyProgress{Records: c.w.written, Bytes: c.w.bytes, Fraction: f, Elapsed: time.Since(c.start)}
 }

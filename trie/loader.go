@@ -2,10 +2,8 @@ package trie
 
 import (
 	"bytes"
-	"cmp"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/hexstate/hexstate/hashkey"
 	"github.com/hexstate/hexstate/trie/internal/build"
@@ -35,33 +33,21 @@ import (
 // database before Commit answer ErrStale after it, as after a Persist; a
 // Persist during the load makes the load fail with ErrStale.
 type StateLoader struct {
-	db       *DB
-	base     *Frame // the base the load started on; Commit requires it unchanged
-	alloc    vertex.Allocator
-	enc      nodeenc.Encoder
-	accts    *build.Builder // the account trie, rooted at vertex.RootID
-	slots    *build.Builder // one account's storage trie at a time
-	cur      *loaderBatch   // the batch being filled
-	spare    *loaderBatch   // the other one: in flight while inflight is not nil
-	inflight chan error     // the result of the write in flight, nil when none
-	nib      []byte         // scratch: a key's nibbles
-	last     hashkey.Hash
-	n        int   // accounts added
-	err      error // the first failure; it ends the load
-	done     bool  // committed or aborted
-	// released is set once the database's loading flag is cleared.
-	released bool
+	w     loadWriter // the database and the batches; Commit requires its base unchanged
+	db    *DB
+	alloc vertex.Allocator
+	enc   nodeenc.Encoder
+	accts *build.Builder // the account trie, rooted at vertex.RootID
+	slots *build.Builder // one account's storage trie at a time
+	nib   []byte         // scratch: a key's nibbles
+	last  hashkey.Hash
+	n     int   // accounts added
+	err   error // the first failure; it ends the load
+	done  bool  // committed or aborted
 }
 
 // loaderBatchRecords is how many records a StateLoader writes at a time.
 const loaderBatchRecords = 1 << 16
-
-// loaderBatch is a batch of records and the buffer they are encoded in. A
-// loader has two: it fills one while the other is being written.
-type loaderBatch struct {
-	batch vertex.Batch
-	buf   []byte
-}
 
 // ErrLoaderDone is returned by a StateLoader used after Commit or Abort.
 var ErrLoaderDone = errors.New("trie: state loader already committed or aborted")
@@ -84,8 +70,7 @@ func (db *DB) NewStateLoader() (*StateLoader, error) {
 	if err := db.base.checkEmpty(); err != nil {
 		return nil, err
 	}
-	db.loading = true
-	l := &StateLoader{db: db, base: db.base, alloc: db.base.alloc, cur: new(loaderBatch), spare: new(loaderBatch)}
+	l := &StateLoader{w: newLoadWriter(db, "state loader", true), db: db, alloc: db.base.alloc}
 	l.accts = build.New(db.format, &l.alloc, &l.enc, l.emit)
 	l.accts.Reset(vertex.RootID, 0)
 	l.slots = build.New(db.format, &l.alloc, &l.enc, l.emit)
@@ -104,41 +89,12 @@ func (l *StateLoader) Add(accounts []AccountLeaf) error {
 			return l.fail(err)
 		}
 	}
-	if len(l.cur.batch.Puts) >= loaderBatchRecords {
-		if err := l.writeBehind(); err != nil {
+	if len(l.w.cur.batch.Puts) >= loaderBatchRecords {
+		if err := l.w.writeBehind(); err != nil {
 			return l.fail(err)
 		}
 	}
 	return nil
-}
-
-// writeBehind hands the full batch to a goroutine that writes it while the
-// loader goes on filling the other one (after the write before it is done).
-// Hashing and RocksDB's inserts then run side by side, on two cores.
-func (l *StateLoader) writeBehind() error {
-	if err := l.wait(); err != nil {
-		return err
-	}
-	b := l.cur
-	l.cur, l.spare = l.spare, b
-	done := make(chan error, 1)
-	l.inflight = done
-	go func() {
-		l.db.mu.Lock()
-		defer l.db.mu.Unlock()
-		done <- l.writeLocked(b, nil)
-	}()
-	return nil
-}
-
-// wait returns the result of the write in flight, if any, once it is done.
-func (l *StateLoader) wait() error {
-	if l.inflight == nil {
-		return nil
-	}
-	err := <-l.inflight
-	l.inflight = nil
-	return err
 }
 
 func (l *StateLoader) add(a *AccountLeaf) error {
@@ -175,21 +131,16 @@ func (l *StateLoader) Commit(block uint64) (hashkey.Hash, error) {
 	defer l.end()
 	k, err := l.accts.Finish()
 	if err == nil {
-		err = l.wait()
+		err = l.w.wait()
 	}
 	if err != nil {
 		return hashkey.Hash{}, l.fail(err)
 	}
 	root := k.Hash() // EmptyRoot for a void key: nothing was added
-	db := l.db
-	a := admin{format: db.format, top: l.alloc.Top, block: block, root: root}
-	db.mu.Lock()
-	defer db.mu.Unlock()
-	if err := l.writeLocked(l.cur, a.encode()); err != nil {
+	if err := l.w.commit(l.alloc, block, root); err != nil {
 		l.err = err
 		return hashkey.Hash{}, err
 	}
-	db.adoptLoadedLocked(l.alloc, block, root)
 	return root, nil
 }
 
@@ -210,7 +161,7 @@ func (db *DB) adoptLoadedLocked(alloc vertex.Allocator, block uint64, root hashk
 // Calling it after Commit or again does nothing.
 func (l *StateLoader) Abort() {
 	if !l.done {
-		l.wait() // the write in flight, if any: its records stay unreferenced
+		l.w.wait() // the write in flight, if any: its records stay unreferenced
 		l.end()
 	}
 }
@@ -218,25 +169,14 @@ func (l *StateLoader) Abort() {
 // end marks the load over and lets another one start.
 func (l *StateLoader) end() {
 	l.done = true
-	l.release()
-}
-
-// release lets another load start (once).
-func (l *StateLoader) release() {
-	if l.released {
-		return
-	}
-	l.released = true
-	l.db.mu.Lock()
-	l.db.loading = false
-	l.db.mu.Unlock()
+	l.w.release()
 }
 
 // fail records err as the load's end.
 func (l *StateLoader) fail(err error) error {
 	l.err = err
-	l.wait()
-	l.release()
+	l.w.wait()
+	l.w.release()
 	return err
 }
 
@@ -259,41 +199,9 @@ func (l *StateLoader) emit(id vertex.ID, v *vertex.Vertex) error {
 		cp.ChildKeys = nil
 		v = &cp
 	}
-	b := l.cur
+	b := l.w.cur
 	start := len(b.buf)
 	b.buf = vertex.Encode(b.buf, v)
-	b.batch.Puts = append(b.batch.Puts, vertex.Record{ID: id, Rec: b.buf[start:len(b.buf):len(b.buf)]})
-	return nil
-}
-
-// writeLocked writes b (with admin, when not nil) and empties it; the caller
-// holds the database's lock.
-func (l *StateLoader) writeLocked(b *loaderBatch, admin []byte) error {
-	if l.db.closed {
-		return ErrClosed
-	}
-	if l.db.base != l.base {
-		return ErrStale // a Persist moved the base: the IDs taken here may be in use
-	}
-	// In ID order, as a persist writes them (RocksDB inserts sorted keys faster).
-	puts := b.batch.Puts
-	slices.SortFunc(puts, func(x, y vertex.Record) int { return cmp.Compare(x.ID, y.ID) })
-	b.batch.Admin = admin
-	l.db.wmu.Lock()
-	err := l.db.backend.Write(&b.batch)
-	l.db.wmu.Unlock()
-	if err != nil {
-		return fmt.Errorf("trie: state loader: writing %d records: %w", len(puts), err)
-	}
-	// Warm the vertex cache as a persist does. Until Commit these records lie
-	// above the allocator's top and nothing refers to them; if the load never
-	// commits they stay unreferenced in the cache as in the store, and any
-	// frame that later takes one of their IDs writes (and re-caches) it before
-	// anything can read it.
-	for _, r := range puts {
-		l.db.cache.Put(r.ID, r.Rec)
-	}
-	b.batch = vertex.Batch{Puts: puts[:0]}
-	b.buf = b.buf[:0]
+	l.w.put(id, start)
 	return nil
 }

@@ -1,0 +1,143 @@
+package trie
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"github.com/hexstate/hexstate/hashkey"
+	"github.com/hexstate/hexstate/vertex"
+)
+
+// loadWriter is what a StateLoader and a CopyFrom share: they write an empty
+// database's backend themselves, in sorted batches behind the work that
+// fills them, and commit with a last batch that carries the admin record.
+// It holds the database's loading flag from the start of the load until
+// release.
+type loadWriter struct {
+	db   *DB
+	base *Frame // the base the load started on; every write requires it unchanged
+	what string // names the load in errors ("state loader", "copy")
+	// warm puts the written records into the vertex cache, as a persist does.
+	warm bool
+
+	cur      *loaderBatch // the batch being filled
+	spare    *loaderBatch // the other one: in flight while inflight is not nil
+	inflight chan error   // the result of the write in flight, nil when none
+	written  uint64       // records written
+	bytes    uint64       // bytes of records written
+	released bool         // the database's loading flag is cleared
+}
+
+// loaderBatch is a batch of records and the buffer they are encoded in. A
+// load has two: it fills one while the other is being written.
+type loaderBatch struct {
+	batch vertex.Batch
+	buf   []byte
+}
+
+// newLoadWriter starts a load on db's base. The caller holds db.mu and has
+// checked that no other load runs; the load's loading flag is set here.
+func newLoadWriter(db *DB, what string, warm bool) loadWriter {
+	db.loading = true
+	return loadWriter{db: db, base: db.base, what: what, warm: warm, cur: new(loaderBatch), spare: new(loaderBatch)}
+}
+
+// put adds the record of id, the bytes of the batch's buffer from start on,
+// to the batch being filled.
+func (w *loadWriter) put(id vertex.ID, start int) {
+	b := w.cur
+	b.batch.Puts = append(b.batch.Puts, vertex.Record{ID: id, Rec: b.buf[start:len(b.buf):len(b.buf)]})
+}
+
+// writeBehind hands the batch being filled to a goroutine that writes it
+// while the load goes on filling the other one (after the write before it is
+// done). Hashing or reading and RocksDB's inserts then run side by side, on
+// two cores.
+func (w *loadWriter) writeBehind() error {
+	if err := w.wait(); err != nil {
+		return err
+	}
+	b := w.cur
+	w.cur, w.spare = w.spare, b
+	done := make(chan error, 1)
+	w.inflight = done
+	go func() {
+		w.db.mu.Lock()
+		defer w.db.mu.Unlock()
+		done <- w.writeLocked(b, nil)
+	}()
+	return nil
+}
+
+// wait returns the result of the write in flight, if any, once it is done.
+func (w *loadWriter) wait() error {
+	if w.inflight == nil {
+		return nil
+	}
+	err := <-w.inflight
+	w.inflight = nil
+	return err
+}
+
+// commit writes the batch being filled with the admin record of block, root
+// and alloc's top, and makes the loaded state the database's persisted state.
+// The write in flight, if any, must be done.
+func (w *loadWriter) commit(alloc vertex.Allocator, block uint64, root hashkey.Hash) error {
+	db := w.db
+	a := admin{format: db.format, top: alloc.Top, block: block, root: root}
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if err := w.writeLocked(w.cur, a.encode()); err != nil {
+		return err
+	}
+	db.adoptLoadedLocked(alloc, block, root)
+	return nil
+}
+
+// writeLocked writes b (with admin, when not nil) and empties it; the caller
+// holds the database's lock.
+func (w *loadWriter) writeLocked(b *loaderBatch, admin []byte) error {
+	if w.db.closed {
+		return ErrClosed
+	}
+	if w.db.base != w.base {
+		return ErrStale // a Persist moved the base: the IDs taken here may be in use
+	}
+	// In ID order, as a persist writes them (RocksDB inserts sorted keys faster).
+	puts := b.batch.Puts
+	slices.SortFunc(puts, func(x, y vertex.Record) int { return cmp.Compare(x.ID, y.ID) })
+	b.batch.Admin = admin
+	w.db.wmu.Lock()
+	err := w.db.backend.Write(&b.batch)
+	w.db.wmu.Unlock()
+	if err != nil {
+		return fmt.Errorf("trie: %s: writing %d records: %w", w.what, len(puts), err)
+	}
+	if w.warm {
+		// Until the commit these records lie above the allocator's top and
+		// nothing refers to them; if the load never commits they stay
+		// unreferenced in the cache as in the store, and any frame that
+		// later takes one of their IDs writes (and re-caches) it before
+		// anything can read it.
+		for _, r := range puts {
+			w.db.cache.Put(r.ID, r.Rec)
+		}
+	}
+	w.written += uint64(len(puts))
+	w.bytes += uint64(len(b.buf))
+	b.batch = vertex.Batch{Puts: puts[:0]}
+	b.buf = b.buf[:0]
+	return nil
+}
+
+// release lets another load start (once).
+func (w *loadWriter) release() {
+	if w.released {
+		return
+	}
+	w.released = true
+	w.db.mu.Lock()
+	w.db.loading = false
+	w.db.mu.Unlock()
+}
