@@ -153,8 +153,13 @@ func (fr *Frame) CheckState(ctx context.Context, opts *CheckOptions) (*CheckRepo
 // admin record: the root it records must be the recomputed one, and no ID may
 // be above its allocator top. It holds the database's read lock while it runs
 // (a Persist waits for it). A store whose admin record changed since Open is
-// reported, and checked against what the database opened with.
+// reported, and checked against what the database opened with. It first
+// waits for a persist still being written (Flush), so that the backend holds
+// the persisted state it checks.
 func (db *DB) Check(ctx context.Context, opts *CheckOptions) (*CheckReport, error) {
+	if err := db.Flush(); err != nil {
+		return nil, err
+	}
 	db.mu.RLock()
 	defer db.mu.RUnlock()
 	if db.closed {

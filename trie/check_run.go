@@ -134,12 +134,17 @@ func (c *invariantChecker) flush() {
 }
 
 // lookupFrames returns vertex id as fr's frames hold it (nil: deleted) and
-// whether they hold it at all.
+// whether they hold it at all. The persisted frames whose write has not
+// landed yet (db.pending) count as frames: until it lands the backend holds
+// an older state. The caller holds the database's read lock.
 func (fr *Frame) lookupFrames(id vertex.ID) (*node, bool) {
 	for f := fr; f != nil; f = f.parent {
 		if v, ok := f.vtx.Lookup(id); ok {
 			return v, true
 		}
+	}
+	if p := fr.db.pending; p != nil {
+		return p.lookup(id)
 	}
 	return nil, false
 }

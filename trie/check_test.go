@@ -65,3 +65,27 @@ func TestCheckCancelled(t *testing.T) {
 		t.Fatalf("Check of a closed database: %v", err)
 	}
 }
+
+// TestCheckPendingWrite: a check right after a Persist, whose write may not
+// have landed yet, sees the persisted state (the frame's through the pending
+// write, the database's after waiting for it).
+func TestCheckPendingWrite(t *testing.T) {
+	trietest.EachFormat(t, func(t *testing.T, f vertex.Format) {
+		db, err := trie.Open(trie.NewMemoryBackend(), &trie.Options{Format: f})
+		trietest.Must(t, err, "Open")
+		defer db.Close()
+		trietest.CheckedState(t, db, 300)
+		fr := db.Begin()
+		for i := 0; i < 50; i++ {
+			trietest.Must(t, fr.UpdateAccount(trietest.Addr(i), trietest.Acc(uint64(i), 9)), "UpdateAccount")
+		}
+		trietest.Must(t, db.Persist(fr, 10), "Persist")
+		rep, err := db.Begin().CheckState(context.Background(), nil)
+		trietest.Must(t, err, "CheckState")
+		trietest.Must(t, rep.Err(), "CheckState right after a Persist")
+		trietest.Must(t, db.Persist(db.Begin(), 11), "Persist")
+		rep, err = db.Check(context.Background(), nil)
+		trietest.Must(t, err, "Check")
+		trietest.Must(t, rep.Err(), "Check right after a Persist")
+	})
+}
