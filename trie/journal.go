@@ -273,19 +273,10 @@ func (db *DB) journalEntry(fr *Frame, block uint64) (e *journal.Entry, wait bool
 		root = rv.Key.Hash()
 	}
 	e = &journal.Entry{Key: journal.Key{Block: block, Root: root, Top: fr.alloc.Top}, Parent: parent}
-	var buf []byte
-	fr.vtx.Each(func(id vertex.ID, v *node) {
-		if v == nil {
-			e.Deletes = append(e.Deletes, id)
-			return
-		}
-		// Without children's keys: they make most of a branch record's bytes,
-		// and a frame recovered after a crash can afford to re-read a
-		// branch's children the first time it is re-hashed.
-		start := len(buf)
-		buf = v.encode(buf, false)
-		e.Puts = append(e.Puts, vertex.Record{ID: id, Rec: buf[start:len(buf):len(buf)]})
-	})
+	// Without children's keys: they make most of a branch record's bytes,
+	// and a frame recovered after a crash can afford to re-read a branch's
+	// children the first time it is re-hashed.
+	e.Puts, e.Deletes = encodeChanges(fr.vtx.Each, 0, false)
 	return e, false, nil
 }
 

@@ -54,18 +54,30 @@ func (db *DB) encode(p *pendingWrite) *vertex.Batch {
 	a := admin{format: db.format, top: p.top, block: p.block, root: p.root}
 	batch := &vertex.Batch{Admin: a.encode()}
 	changes, size := chainChanges(p.stores)
+	batch.Puts, batch.Deletes = encodeChanges(func(yield func(vertex.ID, *node)) {
+		for _, c := range changes {
+			yield(c.id, c.v)
+		}
+	}, size, !db.noChild)
+	return batch
+}
+
+// encodeChanges encodes the changes each yields (a nil vertex: the ID is
+// deleted) into one buffer, presized to size bytes, with the vertices'
+// children's keys when childKeys. A persist's batch and a journal entry are
+// made by it.
+func encodeChanges(each func(yield func(vertex.ID, *node)), size int, childKeys bool) (puts []vertex.Record, deletes []vertex.ID) {
 	buf := make([]byte, 0, size)
-	for _, c := range changes {
-		v := c.v
+	each(func(id vertex.ID, v *node) {
 		if v == nil {
-			batch.Deletes = append(batch.Deletes, c.id)
-			continue
+			deletes = append(deletes, id)
+			return
 		}
 		start := len(buf)
-		buf = v.encode(buf, !db.noChild)
-		batch.Puts = append(batch.Puts, vertex.Record{ID: c.id, Rec: buf[start:len(buf):len(buf)]})
-	}
-	return batch
+		buf = v.encode(buf, childKeys)
+		puts = append(puts, vertex.Record{ID: id, Rec: buf[start:len(buf):len(buf)]})
+	})
+	return puts, deletes
 }
 
 // inPending reports whether a pending write holds a version of id. The caller
