@@ -75,7 +75,7 @@ var ErrBlockOrder = errors.New("trie: block number not above the persisted block
 
 // ErrConcurrentWrite is returned, wrapped with the call it concerns, by a
 // write to a frame (UpdateAccount, DeleteAccount, UpdateStorage, a bulk load,
-// the generic Put and Delete) that another goroutine is using at the same
+// a Trie's Put and Delete) that another goroutine is using at the same
 // time: writing one frame from several goroutines is a misuse, detected
 // instead of corrupting the frame. The write changes nothing; the frame holds
 // exactly the writes that succeeded.

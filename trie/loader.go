@@ -17,7 +17,7 @@ import (
 // Unlike BulkLoadAccounts, which builds the state in a frame and so holds all of
 // it in memory, a loader keeps only the branches open on the current path (see
 // build.Builder) and writes finished vertices to the backend in batches of
-// loaderBatch records: its memory does not depend on the state's size. Both use
+// loaderBatchRecords records: its memory does not depend on the state's size. Both use
 // the same builder: a load writes the records (IDs included) that
 // BulkLoadAccounts of the same accounts followed by Persist writes.
 //
