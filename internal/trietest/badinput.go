@@ -34,7 +34,7 @@ func Garbage(good []byte) map[string][]byte {
 	}
 }
 
-// TestBadVertexRecord overwrites live vertices with garbage through the
+// BadVertexRecord overwrites live vertices with garbage through the
 // backend's Write and checks that reads, hashing and opening the DB report an
 // error wrapping vertex.ErrCorrupt (with a *vertex.CorruptError) instead of
 // panicking or returning wrong data.
@@ -170,7 +170,7 @@ func AdminRecord(f vertex.Format, top vertex.ID, block uint64, root hashkey.Hash
 	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)))
 }
 
-// TestBadAdminRecord writes broken admin records and checks Open refuses them
+// BadAdminRecord writes broken admin records and checks Open refuses them
 // with ErrCorruptAdmin, leaving the record as it was.
 func BadAdminRecord(t *testing.T, stores ...Opener) {
 	Each(t, stores, func(t *testing.T, s *Store, f vertex.Format) {
@@ -235,7 +235,7 @@ func BadAdminRecord(t *testing.T, stores ...Opener) {
 	})
 }
 
-// TestFormatMismatch opens a database of each format as the other and checks
+// FormatMismatch opens a database of each format as the other and checks
 // the *FormatError, and that nothing was written.
 func FormatMismatch(t *testing.T, stores ...Opener) {
 	for _, o := range stores {
@@ -298,7 +298,7 @@ func FormatMismatch(t *testing.T, stores ...Opener) {
 	}
 }
 
-// TestFailedOpenWritesNothing: an Open refused for an invalid format must not
+// FailedOpenWritesNothing: an Open refused for an invalid format must not
 // create the admin record of an empty store.
 func FailedOpenWritesNothing(t *testing.T, stores ...Opener) {
 	for _, o := range stores {

@@ -15,7 +15,7 @@ import (
 	"github.com/hexstate/hexstate/vertex"
 )
 
-// TestFramesReadFallThrough: a frame reads its own writes, then its parent's,
+// FramesReadFallThrough: a frame reads its own writes, then its parent's,
 // then the persisted base; a parent does not see its child's writes; a new frame
 // on the base sees only the base.
 func FramesReadFallThrough(t *testing.T, stores ...Opener) {
@@ -72,7 +72,7 @@ func FramesReadFallThrough(t *testing.T, stores ...Opener) {
 	})
 }
 
-// TestFramesForks: two children of one frame keep separate states and roots;
+// FramesForks: two children of one frame keep separate states and roots;
 // persisting one abandons the other and its descendants (ErrStale on reads and
 // writes) while descendants of the persisted frame carry on; a reopened DB has
 // the persisted root and block.
@@ -170,7 +170,7 @@ func FramesForks(t *testing.T, stores ...Opener) {
 	})
 }
 
-// TestFramesRollback: Rollback drops a frame; its descendants turn stale, its
+// FramesRollback: Rollback drops a frame; its descendants turn stale, its
 // siblings and parent are unaffected.
 func FramesRollback(t *testing.T, stores ...Opener) {
 	Each(t, stores, func(t *testing.T, st *Store, f vertex.Format) {
@@ -233,7 +233,7 @@ func FramesRollback(t *testing.T, stores ...Opener) {
 	})
 }
 
-// TestFramesDeleteAccountStorage: deleting an account deletes its storage; an
+// FramesDeleteAccountStorage: deleting an account deletes its storage; an
 // account created again, in the same frame or a later one, starts empty.
 func FramesDeleteAccountStorage(t *testing.T, stores ...Opener) {
 	Each(t, stores, func(t *testing.T, st *Store, f vertex.Format) {
@@ -308,7 +308,7 @@ func FramesDeleteAccountStorage(t *testing.T, stores ...Opener) {
 	})
 }
 
-// TestFramesStorageEmpties: when the last slot of a storage trie is deleted, the
+// FramesStorageEmpties: when the last slot of a storage trie is deleted, the
 // storage root becomes the empty root and the state root returns to that of the
 // account without storage.
 func FramesStorageEmpties(t *testing.T, stores ...Opener) {

@@ -107,7 +107,7 @@ func PersistReopenState(t *testing.T, stores ...Opener) {
 	})
 }
 
-// TestPersistRootNotRecomputed shows that reopening reads the root from the
+// PersistRootNotRecomputed shows that reopening reads the root from the
 // stored keys: Open + StateRoot + Hash of a fresh fr read at most the root's
 // record, and still succeed when a leaf record below the root is corrupt (only
 // reading that key fails).
@@ -165,7 +165,7 @@ func PersistRootNotRecomputed(t *testing.T, stores ...Opener) {
 	})
 }
 
-// TestPersistDeletesAcrossBlocks persists several blocks with deletes (one of
+// PersistDeletesAcrossBlocks persists several blocks with deletes (one of
 // them as two chained frames), and after each checks the store holds exactly the
 // reachable vertices; the last block deletes every key and must leave no vertex
 // record at all.
@@ -226,7 +226,7 @@ func PersistDeletesAcrossBlocks(t *testing.T, stores ...Opener) {
 	})
 }
 
-// TestPersistKeepsCache checks that a persist refreshes the vertex cache in
+// PersistKeepsCache checks that a persist refreshes the vertex cache in
 // place: it keeps its entries and budget, and a read of a key the persist did
 // not touch is a cache hit, not a backend read.
 func PersistKeepsCache(t *testing.T, stores ...Opener) {
@@ -275,7 +275,7 @@ func PersistKeepsCache(t *testing.T, stores ...Opener) {
 	})
 }
 
-// TestPersistV2RangeReads runs the same update workload on a cold reopened DB
+// PersistV2RangeReads runs the same update workload on a cold reopened DB
 // in both formats, with records that do not carry children's keys: v2 hashing
 // must load branch children with range reads and need far fewer backend reads
 // than v1. With children's keys (the default) neither reads siblings at all.

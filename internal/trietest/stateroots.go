@@ -296,7 +296,7 @@ func StateRoots(t *testing.T, stores ...Opener) {
 	}
 }
 
-// TestStateRootsPersist persists a sample of states into fresh DBs, each on top of
+// StateRootsPersist persists a sample of states into fresh DBs, each on top of
 // the state before it in the file (often the same test's pre state), and checks
 // the root before and after Persist and, for RocksDB, after reopening.
 func StateRootsPersist(t *testing.T, stores ...Opener) {
@@ -398,7 +398,7 @@ func persistPair(t *testing.T, be stateBackend, f vertex.Format, from, to *state
 	return strings.Join(msgs, "; ")
 }
 
-// TestStateRootsChain persists the states one after another into one DB per
+// StateRootsChain persists the states one after another into one DB per
 // backend and format, each as a transition from the state before it in the file
 // (block i+1 holds state i), checking the root of every transition before and
 // after Persist. This drives deletes of accounts and slots and many Persists on a

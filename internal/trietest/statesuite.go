@@ -15,7 +15,7 @@ import (
 	"github.com/hexstate/hexstate/vertex"
 )
 
-// TestStateProofs: AccountProof verifies against StateRoot to the account's RLP
+// StateProofs: AccountProof verifies against StateRoot to the account's RLP
 // (whose storage root is StorageRoot), StorageProof against StorageRoot to the
 // slot's RLP; absent accounts and slots are proven absent (nil, nil).
 func StateProofs(t *testing.T, stores ...Opener) {
@@ -109,7 +109,7 @@ func StateProofs(t *testing.T, stores ...Opener) {
 	})
 }
 
-// TestStateIteratorsFrames: Accounts and StorageSlots list exactly the model's
+// StateIteratorsFrames: Accounts and StorageSlots list exactly the model's
 // accounts and non-zero slots, in ascending hash order, from a start key, through
 // a frame on a persisted base; a stale frame's iterators report ErrStale.
 func StateIteratorsFrames(t *testing.T, stores ...Opener) {
@@ -180,7 +180,7 @@ func StateIteratorsFrames(t *testing.T, stores ...Opener) {
 	})
 }
 
-// TestParallelStackedFrames: frames stacked 3 deep on a persisted base (each
+// ParallelStackedFrames: frames stacked 3 deep on a persisted base (each
 // block's frame begun on the previous one, the oldest persisted when three are
 // pending), on RocksDB for the parallel side. With hashEvery 2, every other
 // frame is begun on an unhashed parent, so the child's hashers compute the
