@@ -157,10 +157,18 @@ func (fr *Frame) CheckState(ctx context.Context, opts *CheckOptions) (*CheckRepo
 // waits for a persist still being written (Flush), so that the backend holds
 // the persisted state it checks.
 func (db *DB) Check(ctx context.Context, opts *CheckOptions) (*CheckReport, error) {
-	if err := db.Flush(); err != nil {
-		return nil, err
+	// Flush, then hold the read lock with no write pending: a Persist that
+	// slips in between hands its write to the writer, so flush again.
+	for {
+		if err := db.Flush(); err != nil {
+			return nil, err
+		}
+		db.mu.RLock()
+		if db.pending == nil || db.closed {
+			break
+		}
+		db.mu.RUnlock()
 	}
-	db.mu.RLock()
 	defer db.mu.RUnlock()
 	if db.closed {
 		return nil, ErrClosed
