@@ -7,7 +7,7 @@
 // violations, each naming its vertex ID and nibble path (for a storage trie,
 // the account's key too).
 //
-//	trie-check [-workers N] [-max N] [-records=false] [-progress 5s] DIR
+//	trie-check [-workers N] [-max N] [-records] [-progress 5s] DIR
 //
 // DIR is a RocksDB store, opened read-only: nothing is written to it. The exit
 // status is 0 for a consistent state, 1 when violations were found (or the
@@ -51,7 +51,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "goroutines walking the state")
 	max := fs.Int("max", trie.DefaultCheckMax, "violations to report before stopping")
-	records := fs.Bool("records", true, "also count the store's records and report those no reference reaches")
+	records := fs.Bool("records", false, "also scan the whole store, count its records and report those no reference reaches (garbage, not a violation)")
 	every := fs.Duration("progress", 5*time.Second, "interval of the progress lines (0: none)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: trie-check [flags] DIR\n")

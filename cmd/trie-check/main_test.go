@@ -44,7 +44,7 @@ func checkDir(t *testing.T, args ...string) (int, string) {
 func TestTrieCheck(t *testing.T) {
 	trietest.EachFormat(t, func(t *testing.T, f vertex.Format) {
 		s := newStore(t, f)
-		code, out := checkDir(t, "-workers", "2", s.Dir)
+		code, out := checkDir(t, "-workers", "2", "-records", s.Dir)
 		if code != exitOK || !strings.Contains(out, "\nOK\n") || !strings.Contains(out, "0 of them unreachable") {
 			t.Fatalf("fresh store: exit %d:\n%s", code, out)
 		}

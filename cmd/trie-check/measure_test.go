@@ -103,7 +103,7 @@ func TestMeasureCheck(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("trie-check exit %d", code)
 	}
-	t.Logf("trie-check on the closed store (open, check, record count): %v = %.2f× the build", cmd.Round(time.Millisecond), cmd.Seconds()/build.Seconds())
+	t.Logf("trie-check on the closed store (open, check): %v = %.2f× the build", cmd.Round(time.Millisecond), cmd.Seconds()/build.Seconds())
 }
 
 // measureAccounts returns accounts lo..hi-1 of a state of n, in increasing
