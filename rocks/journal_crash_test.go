@@ -116,11 +116,18 @@ func TestJournalCrash(t *testing.T) {
 				k, tip, persisted, len(db.Recovered()), last)
 		}
 		for b := persisted + 1; b <= last; b++ {
-			if db.RecoveredFrame(b, roots[b]) == nil {
-				t.Fatalf("kill %d: block %d (root %v) logged but not recovered", k, b, roots[b])
+			r, ok := roots[b]
+			if !ok {
+				// Journalled but not logged by an earlier child killed in
+				// between; a later child went on from it, so the blocks
+				// logged after it can only be recovered through it.
+				continue
+			}
+			if db.RecoveredFrame(b, r) == nil {
+				t.Fatalf("kill %d: block %d (root %v) logged but not recovered", k, b, r)
 			}
 		}
-		if persisted > 0 && persisted <= last && trietest.DBRoot(t, db) != roots[persisted] {
+		if r, ok := roots[persisted]; ok && persisted > 0 && trietest.DBRoot(t, db) != r {
 			t.Fatalf("kill %d: persisted block %d has root %v, logged %v", k, persisted, trietest.DBRoot(t, db), roots[persisted])
 		}
 		want := ref.advance(t, tip)
