@@ -234,32 +234,45 @@ func (g *gethSide) Root() (hashkey.Hash, error) {
 // Persist commits the tries into a merged node set, adds it as a diff layer
 // (triedb.Update) and, when commit, flattens the layers to disk (triedb.Commit).
 func (g *gethSide) Persist(block uint64, commit bool) error {
-	merged := trienode.NewMergedNodeSet()
+	var storages []*gethtrie.Trie
 	for _, idx := range g.order {
-		o := g.objs[idx]
-		if o.storage == nil {
-			continue
-		}
-		if _, set := o.storage.Commit(false); set != nil {
-			if err := merged.Merge(set); err != nil {
-				return err
-			}
+		if o := g.objs[idx]; o.storage != nil {
+			storages = append(storages, o.storage)
 		}
 	}
-	root, set := g.acc.Commit(false)
-	if set != nil {
-		if err := merged.Merge(set); err != nil {
-			return err
-		}
-	}
-	if err := g.tdb.Update(root, g.root, block, merged, triedb.NewStateSet()); err != nil {
+	root, err := commitLayer(g.tdb, g.root, block, g.acc, storages, commit)
+	if err != nil {
 		return err
 	}
 	g.root, g.acc, g.objs = root, nil, nil
-	if commit {
-		return g.tdb.Commit(root, false)
-	}
 	return nil
+}
+
+// commitLayer commits the storage tries and then the account trie acc into
+// one pathdb diff layer on parent for block (triedb.Update) and, when flatten,
+// writes the layers to disk (triedb.Commit). It returns the new root.
+func commitLayer(tdb *triedb.Database, parent common.Hash, block uint64, acc *gethtrie.Trie, storages []*gethtrie.Trie, flatten bool) (common.Hash, error) {
+	merged := trienode.NewMergedNodeSet()
+	for _, st := range storages {
+		if _, set := st.Commit(false); set != nil {
+			if err := merged.Merge(set); err != nil {
+				return common.Hash{}, err
+			}
+		}
+	}
+	root, set := acc.Commit(false)
+	if set != nil {
+		if err := merged.Merge(set); err != nil {
+			return common.Hash{}, err
+		}
+	}
+	if err := tdb.Update(root, parent, block, merged, triedb.NewStateSet()); err != nil {
+		return common.Hash{}, err
+	}
+	if flatten {
+		return root, tdb.Commit(root, false)
+	}
+	return root, nil
 }
 
 func (g *gethSide) StatsStart() {}

@@ -13,7 +13,6 @@ import (
 	"github.com/ethereum/go-ethereum/ethdb/pebble"
 	"github.com/ethereum/go-ethereum/rlp"
 	gethtrie "github.com/ethereum/go-ethereum/trie"
-	"github.com/ethereum/go-ethereum/trie/trienode"
 	"github.com/ethereum/go-ethereum/triedb"
 	"github.com/ethereum/go-ethereum/triedb/pathdb"
 	"github.com/hexstate/hexstate/hashkey"
@@ -228,29 +227,17 @@ func (g *gethTrieScale) Root() (hashkey.Hash, error) {
 // Persist commits the tries into a diff layer and, when commit, flattens the
 // layers to disk.
 func (g *gethTrieScale) Persist(block uint64, commit bool) error {
-	merged := trienode.NewMergedNodeSet()
+	var storages []*gethtrie.Trie
 	for _, idx := range g.order {
 		if o := g.objs[idx]; o.written {
-			if _, set := o.storage.Commit(false); set != nil {
-				if err := merged.Merge(set); err != nil {
-					return err
-				}
-			}
+			storages = append(storages, o.storage)
 		}
 	}
-	root, set := g.acc.Commit(false)
-	if set != nil {
-		if err := merged.Merge(set); err != nil {
-			return err
-		}
-	}
-	if err := g.tdb.Update(root, g.root, block, merged, triedb.NewStateSet()); err != nil {
+	root, err := commitLayer(g.tdb, g.root, block, g.acc, storages, commit)
+	if err != nil {
 		return err
 	}
 	g.root, g.acc, g.objs = root, nil, nil
-	if commit {
-		return g.tdb.Commit(root, false)
-	}
 	return nil
 }
 
