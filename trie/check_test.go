@@ -20,10 +20,7 @@ func TestCheckFindsTampering(t *testing.T) { trietest.CheckFindsTampering(t, tri
 // violation at the root, and the frame's unhashed changes are no violation.
 func TestCheckStateFrame(t *testing.T) {
 	trietest.EachFormat(t, func(t *testing.T, f vertex.Format) {
-		db, err := trie.Open(trie.NewMemoryBackend(), &trie.Options{Format: f})
-		trietest.Must(t, err, "Open")
-		defer db.Close()
-		trietest.CheckedState(t, db, 300)
+		db := checkedDB(t, f)
 		fr := db.Begin()
 		for i := 0; i < 50; i++ {
 			trietest.Must(t, fr.UpdateAccount(trietest.Addr(i), trietest.Acc(uint64(i), 7)), "UpdateAccount")
@@ -51,10 +48,7 @@ func TestCheckStateFrame(t *testing.T) {
 
 // TestCheckCancelled: a cancelled context ends the check with its error.
 func TestCheckCancelled(t *testing.T) {
-	db, err := trie.Open(trie.NewMemoryBackend(), nil)
-	trietest.Must(t, err, "Open")
-	defer db.Close()
-	trietest.CheckedState(t, db, 300)
+	db := checkedDB(t, vertex.Latest)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if _, err := db.Check(ctx, nil); !errors.Is(err, context.Canceled) {
@@ -71,10 +65,7 @@ func TestCheckCancelled(t *testing.T) {
 // write, the database's after waiting for it).
 func TestCheckPendingWrite(t *testing.T) {
 	trietest.EachFormat(t, func(t *testing.T, f vertex.Format) {
-		db, err := trie.Open(trie.NewMemoryBackend(), &trie.Options{Format: f})
-		trietest.Must(t, err, "Open")
-		defer db.Close()
-		trietest.CheckedState(t, db, 300)
+		db := checkedDB(t, f)
 		fr := db.Begin()
 		for i := 0; i < 50; i++ {
 			trietest.Must(t, fr.UpdateAccount(trietest.Addr(i), trietest.Acc(uint64(i), 9)), "UpdateAccount")
@@ -88,4 +79,15 @@ func TestCheckPendingWrite(t *testing.T) {
 		trietest.Must(t, err, "Check")
 		trietest.Must(t, rep.Err(), "Check right after a Persist")
 	})
+}
+
+// checkedDB returns a database of format f on the memory backend holding the
+// checked test state of 300 accounts; the test's cleanup closes it.
+func checkedDB(t *testing.T, f vertex.Format) *trie.DB {
+	t.Helper()
+	db, err := trie.Open(trie.NewMemoryBackend(), &trie.Options{Format: f})
+	trietest.Must(t, err, "Open")
+	t.Cleanup(func() { db.Close() })
+	trietest.CheckedState(t, db, 300)
+	return db
 }
