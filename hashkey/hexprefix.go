@@ -70,3 +70,15 @@ func AppendPacked(dst, nibbles []byte) []byte {
 	}
 	return dst
 }
+
+// CommonPrefix returns the length of the common prefix of a and b (nibble
+// paths, or any byte strings).
+func CommonPrefix(a, b []byte) int {
+	n := min(len(a), len(b))
+	for i := 0; i < n; i++ {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return n
+}

@@ -131,11 +131,8 @@ func (db *DB) startCopy(src *DB, opts *CopyOptions) (*copier, error) {
 	}
 	db.mu.Lock()
 	defer db.mu.Unlock()
-	if db.closed {
-		return nil, ErrClosed
-	}
-	if db.loading {
-		return nil, fmt.Errorf("%w: another state load is running", ErrBulkLoad)
+	if err := db.loadStartLocked(); err != nil {
+		return nil, err
 	}
 	if err := db.checkBlockOrder(opts.Block); err != nil {
 		return nil, fmt.Errorf("%w: commit block %d: %w", ErrCopy, opts.Block, err)

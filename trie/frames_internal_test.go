@@ -51,7 +51,7 @@ func fiDepth(t *testing.T, fr *Frame, root vertex.ID, key hashkey.Hash) int {
 			break
 		}
 		d++
-		if v.Kind == vertex.Leaf || len(path) <= len(v.Path) || commonPrefix(v.Path, path) != len(v.Path) {
+		if v.Kind == vertex.Leaf || len(path) <= len(v.Path) || hashkey.CommonPrefix(v.Path, path) != len(v.Path) {
 			break
 		}
 		path = path[len(v.Path):]

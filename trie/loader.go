@@ -61,11 +61,8 @@ func (db *DB) NewStateLoader() (*StateLoader, error) {
 	}
 	db.mu.Lock()
 	defer db.mu.Unlock()
-	if db.closed {
-		return nil, ErrClosed
-	}
-	if db.loading {
-		return nil, fmt.Errorf("%w: another state load is running", ErrBulkLoad)
+	if err := db.loadStartLocked(); err != nil {
+		return nil, err
 	}
 	if err := db.base.checkEmpty(); err != nil {
 		return nil, err
@@ -142,6 +139,19 @@ func (l *StateLoader) Commit(block uint64) (hashkey.Hash, error) {
 		return hashkey.Hash{}, err
 	}
 	return root, nil
+}
+
+// loadStartLocked returns why a load that writes the backend itself (a
+// StateLoader, a copy) cannot start: the database is closed, or another load
+// is running. The caller holds db.mu.
+func (db *DB) loadStartLocked() error {
+	if db.closed {
+		return ErrClosed
+	}
+	if db.loading {
+		return fmt.Errorf("%w: another state load is running", ErrBulkLoad)
+	}
+	return nil
 }
 
 // adoptLoadedLocked makes a state that a load wrote straight to the backend

@@ -1,6 +1,7 @@
 package trie
 
 import (
+	"github.com/hexstate/hexstate/hashkey"
 	"github.com/hexstate/hexstate/vertex"
 )
 
@@ -31,7 +32,7 @@ func (fr *Frame) merge(id vertex.ID, path []byte, p *payload, must bool) error {
 		fr.vtx.Set(id, fr.newLeaf(fr.nibbles(path), p))
 		return nil
 	}
-	common := commonPrefix(v.Path, path)
+	common := hashkey.CommonPrefix(v.Path, path)
 	if common == len(v.Path) {
 		switch {
 		case v.Kind == vertex.Leaf && common == len(path): // overwrite
@@ -77,14 +78,4 @@ func (fr *Frame) merge(id vertex.ID, path []byte, p *payload, must bool) error {
 // setPayload copies the payload of src into dst.
 func setPayload(dst, src *node) {
 	dst.Payload, dst.Value, dst.Acc = src.Payload, src.Value, src.Acc
-}
-
-func commonPrefix(a, b []byte) int {
-	n := min(len(a), len(b))
-	for i := 0; i < n; i++ {
-		if a[i] != b[i] {
-			return i
-		}
-	}
-	return n
 }

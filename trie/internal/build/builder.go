@@ -89,7 +89,7 @@ func (b *Builder) Reset(rootID vertex.ID, start int) {
 // and acc are copied.
 func (b *Builder) Add(key []byte, kind vertex.PayloadKind, value []byte, acc *vertex.Account) error {
 	if b.has {
-		d := commonPrefix(b.last, key)
+		d := hashkey.CommonPrefix(b.last, key)
 		if err := b.closeBelow(d); err != nil {
 			return err
 		}
@@ -200,14 +200,3 @@ func EmitBranch(h *nodeenc.Encoder, id vertex.ID, v *vertex.Vertex, kids *[16]ha
 
 // Alloc is the allocator the builder takes IDs from.
 func (b *Builder) Alloc() *vertex.Allocator { return b.alloc }
-
-// commonPrefix returns the length of the common prefix of a and b.
-func commonPrefix(a, b []byte) int {
-	n := min(len(a), len(b))
-	for i := 0; i < n; i++ {
-		if a[i] != b[i] {
-			return i
-		}
-	}
-	return n
-}
