@@ -68,20 +68,34 @@ func BenchmarkVertex(b *testing.B) {
 	reportBlocks(b, s, before)
 }
 
+// BenchmarkVertexRange16 reads one 16-slot sibling group per op, with the
+// pooled iterators re-seeked (pooled) and with a new iterator per read (fresh:
+// the pool is invalidated before each read, as a Write does).
 func BenchmarkVertexRange16(b *testing.B) {
-	s := benchStore(b)
-	before, _ := s.BlockStats()
-	fn := func(vertex.ID, []byte) error { return nil }
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		base := vertex.ID(16 + 16*((i*7919)%benchBranches))
-		if err := s.VertexRange(base, 16, fn); err != nil {
-			b.Fatal(err)
+	for _, fresh := range []bool{false, true} {
+		name := "pooled"
+		if fresh {
+			name = "fresh"
 		}
+		b.Run(name, func(b *testing.B) {
+			s := benchStore(b)
+			before, _ := s.BlockStats()
+			fn := func(vertex.ID, []byte) error { return nil }
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if fresh {
+					s.ranges.invalidate()
+				}
+				base := vertex.ID(16 + 16*((i*7919)%benchBranches))
+				if err := s.VertexRange(base, 16, fn); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			reportBlocks(b, s, before)
+		})
 	}
-	b.StopTimer()
-	reportBlocks(b, s, before)
 }
 
 // BenchmarkMultiGet16 is the alternative to VertexRange's iterator: one sorted

@@ -20,6 +20,7 @@ func (s *Store) Compact() error {
 	for _, cf := range []*grocksdb.ColumnFamilyHandle{s.cfVertex, s.cfAdmin} {
 		s.db.CompactRangeCFOpt(cf, grocksdb.Range{}, co)
 	}
+	s.ranges.invalidate() // let the replaced files go
 	return nil
 }
 
@@ -29,7 +30,9 @@ func (s *Store) Flush() error {
 		return err
 	}
 	defer s.mu.RUnlock()
-	return s.flush()
+	err := s.flush()
+	s.ranges.invalidate() // let the flushed memtables go
+	return err
 }
 
 // Property returns the value of a RocksDB property of the vertices column

@@ -251,6 +251,7 @@ func openDB(dir string, o Options, mode openMode) (*Store, error) {
 		ro:       grocksdb.NewDefaultReadOptions(),
 		wo:       grocksdb.NewDefaultWriteOptions(),
 		batch:    grocksdb.NewWriteBatch(),
+		ranges:   rangePool{db: db, cf: cfs[1]},
 
 		walDamage: damage,
 	}

@@ -30,7 +30,7 @@ type Store struct {
 	ro       *grocksdb.ReadOptions        // shared by point reads (immutable)
 	wo       *grocksdb.WriteOptions
 
-	ranges rangePool
+	ranges rangePool // VertexRange's readers and their open iterators
 
 	wmu   sync.Mutex // serialises Write (batch reuse) and guards space
 	batch *grocksdb.WriteBatch
@@ -97,8 +97,9 @@ func (s *Store) Vertex(id vertex.ID) ([]byte, error) {
 }
 
 // VertexRange calls fn in ascending ID order for every record whose ID lies in
-// [first, first+n) (clamped at the largest ID), with one iterator seek bounded
-// above by first+n so that RocksDB reads no block past the range. rec is only
+// [first, first+n) (clamped at the largest ID), with one seek of a pooled
+// iterator bounded above by first+n so that RocksDB reads no block past the
+// range; the iterator sees every Write that returned before the call. rec is only
 // valid during the call to fn. An error from fn stops the walk and is returned
 // as is. It counts one range read (also when n <= 0, which reads nothing) and
 // one record per call of fn.
@@ -123,29 +124,11 @@ func (s *Store) VertexRange(first vertex.ID, n int, fn func(id vertex.ID, rec []
 	if bounded {
 		putKey(r.upper, vertex.ID(last+1))
 	}
-	it := s.db.NewIteratorCF(r.optsFor(bounded), s.cfVertex)
-	defer it.Close()
-
-	for it.Seek(r.lower); it.Valid(); it.Next() {
-		id, ok := keyID(it.Key().Data())
-		if !ok {
-			return fmt.Errorf("%w: key of %d bytes in column family %q", ErrCorruptKey, len(it.Key().Data()), cfVertices)
-		}
-		if uint64(id) > last {
-			break
-		}
-		s.records.Add(1)
-		if err := fn(id, it.Value().Data()); err != nil {
-			return err
-		}
-		if uint64(id) == last {
-			break // do not step past the range: that could read another block
-		}
-	}
-	if err := it.Err(); err != nil {
-		return fmt.Errorf("rocks: read vertices [%d, %d]: %w", first, last, err)
-	}
-	return nil
+	var got int
+	var err error
+	r.buf, got, err = scanRange(r.iterator(bounded), r.lower, vertex.ID(last), r.buf, fn)
+	s.records.Add(uint64(got))
+	return err
 }
 
 // Admin returns the admin record, or (nil, nil) for a store never given one.
@@ -202,6 +185,7 @@ func (s *Store) Write(b *vertex.Batch) error {
 		}
 		return fmt.Errorf("rocks: write batch (%d puts, %d deletes): %w", len(b.Puts), len(b.Deletes), err)
 	}
+	s.ranges.invalidate()
 	return nil
 }
 
@@ -306,78 +290,4 @@ func (s *Store) release() {
 	s.ro.Destroy()
 	s.wo.Destroy()
 	s.native.destroy()
-}
-
-// rangeOpts is the per-call state of VertexRange: read options whose
-// iterate-upper-bound points at upper, and the seek key. They are pooled because
-// the bound lives in the read options and concurrent calls need different ones.
-type rangeOpts struct {
-	bounded   *grocksdb.ReadOptions // iterate_upper_bound = upper
-	unbounded *grocksdb.ReadOptions // no bound, for ranges ending at the max ID
-	lower     []byte
-	upper     []byte
-}
-
-func (r *rangeOpts) optsFor(bounded bool) *grocksdb.ReadOptions {
-	if bounded {
-		return r.bounded
-	}
-	if r.unbounded == nil {
-		r.unbounded = grocksdb.NewDefaultReadOptions()
-	}
-	return r.unbounded
-}
-
-// rangePool is a free list of rangeOpts (a sync.Pool would drop them without
-// freeing the native read options).
-type rangePool struct {
-	mu   sync.Mutex
-	free []*rangeOpts
-}
-
-const maxPooledRanges = 64
-
-func (p *rangePool) get() *rangeOpts {
-	p.mu.Lock()
-	if n := len(p.free); n > 0 {
-		r := p.free[n-1]
-		p.free = p.free[:n-1]
-		p.mu.Unlock()
-		return r
-	}
-	p.mu.Unlock()
-	r := &rangeOpts{lower: make([]byte, 8), upper: make([]byte, 8)}
-	r.bounded = grocksdb.NewDefaultReadOptions()
-	// RocksDB keeps a pointer to upper (Go heap memory, which does not move);
-	// r keeps it alive.
-	r.bounded.SetIterateUpperBound(r.upper)
-	return r
-}
-
-func (p *rangePool) put(r *rangeOpts) {
-	p.mu.Lock()
-	if len(p.free) < maxPooledRanges {
-		p.free = append(p.free, r)
-		r = nil
-	}
-	p.mu.Unlock()
-	if r != nil {
-		r.destroy()
-	}
-}
-
-func (p *rangePool) destroy() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, r := range p.free {
-		r.destroy()
-	}
-	p.free = nil
-}
-
-func (r *rangeOpts) destroy() {
-	r.bounded.Destroy()
-	if r.unbounded != nil {
-		r.unbounded.Destroy()
-	}
 }
