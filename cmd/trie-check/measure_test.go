@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -47,7 +48,7 @@ func TestMeasureCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	start := time.Now()
+	start, cpu0 := time.Now(), cpuTime(t)
 	l, err := db.NewStateLoader()
 	if err != nil {
 		t.Fatal(err)
@@ -68,8 +69,8 @@ func TestMeasureCheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	build := time.Since(start)
-	t.Logf("%v: streamed build of %d accounts, %d slots: %v (root %v)", f, accounts, slots, build.Round(time.Millisecond), root)
+	build, buildCPU := time.Since(start), cpuTime(t)-cpu0
+	t.Logf("%v: streamed build of %d accounts, %d slots: %v, CPU %v (root %v)", f, accounts, slots, build.Round(time.Millisecond), buildCPU.Round(time.Millisecond), root)
 
 	var peak atomic.Uint64
 	sample := func(trie.CheckCounts) {
@@ -79,31 +80,42 @@ func TestMeasureCheck(t *testing.T) {
 			peak.Store(m.HeapInuse)
 		}
 	}
-	reads := db.BackendStats()
+	reads, cpu0 := db.BackendStats(), cpuTime(t)
 	rep, err := db.Check(context.Background(), &trie.CheckOptions{Workers: 2, Progress: sample, ProgressEvery: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
-	after := db.BackendStats()
+	after, checkCPU := db.BackendStats(), cpuTime(t)-cpu0
 	t.Logf("backend reads of the check: %d point, %d range, %d records", after.PointReads-reads.PointReads, after.RangeReads-reads.RangeReads, after.Records-reads.Records)
 	if err := rep.Err(); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("DB.Check, same open database, 2 workers: %v = %.2f× the build; %d vertices, %d accounts, %d slots, %.0f MiB read; heap in use ≤ %d MiB (sampled each second, the loader's cache included)",
-		rep.Elapsed.Round(time.Millisecond), rep.Elapsed.Seconds()/build.Seconds(), rep.Counts.Vertices, rep.Counts.Accounts, rep.Counts.Slots, float64(rep.Counts.Bytes)/(1<<20), peak.Load()>>20)
+	t.Logf("DB.Check, same open database, 2 workers: %v = %.2f× the build, CPU %v = %.2f× the build's; %d vertices, %d accounts, %d slots, %.0f MiB read; heap in use ≤ %d MiB (sampled each second, the loader's cache included)",
+		rep.Elapsed.Round(time.Millisecond), rep.Elapsed.Seconds()/build.Seconds(), checkCPU.Round(time.Millisecond), checkCPU.Seconds()/buildCPU.Seconds(), rep.Counts.Vertices, rep.Counts.Accounts, rep.Counts.Slots, float64(rep.Counts.Bytes)/(1<<20), peak.Load()>>20)
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
 
 	runtime.GC()
 	peak.Store(0)
-	start = time.Now()
+	start, cpu0 = time.Now(), cpuTime(t)
 	code := run(context.Background(), []string{"-workers", "2", "-progress", "10s", dir}, testWriter{t}, testWriter{t})
-	cmd := time.Since(start)
+	cmd, cmdCPU := time.Since(start), cpuTime(t)-cpu0
 	if code != exitOK {
 		t.Fatalf("trie-check exit %d", code)
 	}
-	t.Logf("trie-check on the closed store (open, check): %v = %.2f× the build", cmd.Round(time.Millisecond), cmd.Seconds()/build.Seconds())
+	t.Logf("trie-check on the closed store (open, check): %v = %.2f× the build, CPU %v = %.2f× the build's", cmd.Round(time.Millisecond), cmd.Seconds()/build.Seconds(), cmdCPU.Round(time.Millisecond), cmdCPU.Seconds()/buildCPU.Seconds())
+}
+
+// cpuTime returns the CPU time (user + system) the process has used so far,
+// RocksDB's threads included: on a shared machine it varies less with the
+// other jobs than wall time does.
+func cpuTime(t *testing.T) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		t.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // measureAccounts returns accounts lo..hi-1 of a state of n, in increasing
