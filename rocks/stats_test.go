@@ -86,10 +86,16 @@ func TestBlockStatsColdReopen(t *testing.T) {
 	if d.DataBlockReads < 1 || d.DataBlockReads > 2 || d.DataBlockBytes == 0 || d.FileReads == 0 || d.FileReadBytes == 0 {
 		t.Fatalf("cold range read: %+v", d)
 	}
-	read()
+	read() // the pooled iterator still holds the block: no file read
 	warm, _ := s.BlockStats()
-	if w := warm.Sub(cold); w.DataBlockReads != 0 || w.DataBlockHits == 0 {
+	if w := warm.Sub(cold); w.DataBlockReads != 0 || w.FileReads != 0 {
 		t.Fatalf("warm range read: %+v", w)
+	}
+	s.ranges.invalidate() // a new iterator finds the block in the block cache
+	read()
+	fresh, _ := s.BlockStats()
+	if w := fresh.Sub(warm); w.DataBlockReads != 0 || w.DataBlockHits == 0 || w.FileReads != 0 {
+		t.Fatalf("warm range read with a new iterator: %+v", w)
 	}
 	if v, err := s.Property("rocksdb.estimate-num-keys"); err != nil || v == "" {
 		t.Fatalf("Property = %q, %v", v, err)
