@@ -5,6 +5,7 @@ import (
 	"os"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,7 +20,10 @@ import (
 // accounts of the sorted-built state (e.g. 1000000); HEXSTATE_MIGRATE_GROWN
 // gives that of the state grown by random-order inserts (default a third).
 // HEXSTATE_MIGRATE_DIR, when set, is where the stores go (default a temporary
-// directory). Each migration runs trie-migrate in a child process, so that
+// directory); the sources built there are kept (marked by a file
+// built-N-GROWN) and reused by the next run. HEXSTATE_MIGRATE_ONLY, a regular
+// expression, selects the migrations by name; HEXSTATE_MIGRATE_PROFILE=P
+// makes each migration write a CPU profile to P.<its index>. Each migration runs trie-migrate in a child process, so that
 // its peak RSS is its own; the baseline (a raw sequential scan of the source
 // written to a fresh store in 65,536-record batches) runs in this process.
 //
@@ -37,28 +41,26 @@ func TestMigrateBench(t *testing.T) {
 	if d == "" {
 		d = t.TempDir()
 	}
-	start := time.Now()
-	accts := trietest.StateAccounts(n, 7)
-	makeStore(t, d+"/sorted", vertex.FormatV1, accts)
-	accts = nil
-	t.Logf("built the sorted v1 source (%d accounts) in %v", n, time.Since(start).Round(time.Millisecond))
-	start = time.Now()
-	store, err := rocks.Open(d+"/grown", nil)
-	trietest.Must(t, err, "rocks.Open")
-	db, err := trie.Open(store, &trie.Options{Format: vertex.FormatV1})
-	trietest.Must(t, err, "trie.Open")
-	trietest.GrowState(t, db, trietest.StateAccounts(grown, 8), 20_000, 9)
-	trietest.Must(t, db.Close(), "Close")
-	t.Logf("grew the v1 source (%d accounts, persisting every 20,000) in %v", grown, time.Since(start).Round(time.Millisecond))
-
+	buildSources(t, d, n, grown)
 	runs := []struct{ name, src, dst, to string }{
 		{"sorted v1 → v2", d + "/sorted", d + "/sorted.v2", "v2"},
 		{"v2 → v1", d + "/sorted.v2", d + "/sorted.v2.v1", "v1"},
 		{"grown v1 → v2", d + "/grown", d + "/grown.v2", "v2"},
 	}
-	fmt.Printf("| migration | vertices | migrate (copy + verify) | copy vertices/s | peak RSS | written | scan+write baseline | copy / baseline |\n|---|---|---|---|---|---|---|---|\n")
-	for _, r := range runs {
+	fmt.Printf("| migration | vertices | migrate (copy + verify) | copy vertices/s | peak RSS | written | scan+write baseline | copy / baseline | load |\n|---|---|---|---|---|---|---|---|---|\n")
+	only := regexp.MustCompile(os.Getenv("HEXSTATE_MIGRATE_ONLY"))
+	for i, r := range runs {
+		if !only.MatchString(r.name) {
+			continue
+		}
+		for _, dir := range []string{r.dst, r.dst + ".scan"} {
+			trietest.Must(t, os.RemoveAll(dir), "removing %s", dir)
+		}
 		cmd := command("-to", r.to, r.src, r.dst)
+		if p := os.Getenv("HEXSTATE_MIGRATE_PROFILE"); p != "" {
+			cmd.Env = append(cmd.Env, fmt.Sprintf("%s=%s.%d", envCPUProfile, p, i))
+		}
+		load := loadAverage()
 		t0 := time.Now()
 		out, err := cmd.CombinedOutput()
 		wall := time.Since(t0)
@@ -75,9 +77,45 @@ func TestMigrateBench(t *testing.T) {
 			rss, _ = strconv.Atoi(string(m[1]))
 		}
 		base, baseRecs := baseline(t, r.src, r.dst+".scan")
-		fmt.Printf("| %s | %s | %v (copy %v, verify %s) | %s | %d MiB | %s MiB | %v (%d records) | %.2f× |\n",
-			r.name, m[1], wall.Round(time.Millisecond), copyTime, m[5], m[4], rss>>10, m[2], base.Round(time.Millisecond), baseRecs, copyTime.Seconds()/base.Seconds())
+		fmt.Printf("| %s | %s | %v (copy %v, verify %s) | %s | %d MiB | %s MiB | %v (%d records) | %.2f× | %s → %s |\n",
+			r.name, m[1], wall.Round(time.Millisecond), copyTime, m[5], m[4], rss>>10, m[2], base.Round(time.Millisecond), baseRecs, copyTime.Seconds()/base.Seconds(), load, loadAverage())
 	}
+}
+
+// buildSources builds the benchmark's sources in d unless a run before
+// left them there (marked by d/built): the sorted v1 state of n accounts and
+// the v1 state grown by inserting grown accounts in random order.
+func buildSources(t *testing.T, d string, n, grown int) {
+	t.Helper()
+	mark := fmt.Sprintf("%s/built-%d-%d", d, n, grown)
+	if _, err := os.Stat(mark); err == nil {
+		t.Logf("reusing the sources in %s", d)
+		return
+	}
+	for _, dir := range []string{"sorted", "grown"} {
+		trietest.Must(t, os.RemoveAll(d+"/"+dir), "removing %s", dir)
+	}
+	start := time.Now()
+	makeStore(t, d+"/sorted", vertex.FormatV1, trietest.StateAccounts(n, 7))
+	t.Logf("built the sorted v1 source (%d accounts) in %v", n, time.Since(start).Round(time.Millisecond))
+	start = time.Now()
+	store, err := rocks.Open(d+"/grown", nil)
+	trietest.Must(t, err, "rocks.Open")
+	db, err := trie.Open(store, &trie.Options{Format: vertex.FormatV1})
+	trietest.Must(t, err, "trie.Open")
+	trietest.GrowState(t, db, trietest.StateAccounts(grown, 8), 20_000, 9)
+	trietest.Must(t, db.Close(), "Close")
+	t.Logf("grew the v1 source (%d accounts, persisting every 20,000) in %v", grown, time.Since(start).Round(time.Millisecond))
+	trietest.Must(t, os.WriteFile(mark, nil, 0o644), "marking the sources built")
+}
+
+// loadAverage is the one-minute load average, for the record.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	return strings.Fields(string(b))[0]
 }
 
 // baseline scans every record of the store in src ([1, top] by VertexRange)
