@@ -25,6 +25,7 @@ type copyLevel struct {
 	ck   []byte     // packed children's keys computed here
 	kids [16]vertex.ID
 	keys [16]hashkey.Key
+	cur  RangeCursor // reads the source at this depth (nil: none yet, or none to be had)
 }
 
 // copyFrame is an open branch of the account trie, as a checkpoint records
@@ -83,11 +84,14 @@ func (c *copier) leaf(d int, id vertex.ID, rec []byte, want bool) ([]byte, hashk
 	}
 	sid := c.alloc.Take(1)
 	src := L.acc.Storage
-	srec, err := c.src.backend.Vertex(src)
+	// L.buf is free: it holds the children of a branch at depth d, and the
+	// vertex there is this leaf.
+	srec, found, err := c.srcVertex(d+1, src, L.buf[:0])
 	if err != nil {
 		return nil, hashkey.Key{}, fmt.Errorf("trie: copy: reading storage trie %d: %w", src, err)
 	}
-	if srec == nil {
+	L.buf = srec
+	if !found {
 		return nil, hashkey.Key{}, fmt.Errorf("%w: storage trie %d of account vertex %d is missing", ErrCopy, src, id)
 	}
 	out, sk, err := c.walk(d+1, src, srec, false, want)
@@ -131,7 +135,7 @@ func (c *copier) branch(d int, id vertex.ID, rec []byte, acct, want bool) ([]byt
 	haveCK := v.ChildKeys != nil && v.ChildKeys.Used() == v.Used
 	ownKey := !v.Key.IsHash() // not stored: computed from the children's keys
 	needKeys := !haveCK && (!c.noChild || want || ownKey)
-	if err := c.readKids(L, id, v); err != nil {
+	if err := c.readKids(d, L, id, v); err != nil {
 		return nil, hashkey.Key{}, err
 	}
 	L.kids, L.keys = [16]vertex.ID{}, [16]hashkey.Key{}
@@ -213,8 +217,8 @@ func (c *copier) branch(d int, id vertex.ID, rec []byte, acct, want bool) ([]byt
 
 // readKids reads the records of v's children into L: one range read over a
 // v2 branch's slots; for v1, one range read per cluster of close child IDs
-// and a point read for each child far from the others.
-func (c *copier) readKids(L *copyLevel, id vertex.ID, v *vertex.Vertex) error {
+// and one multi-read of the children far from the others.
+func (c *copier) readKids(d int, L *copyLevel, id vertex.ID, v *vertex.Vertex) error {
 	L.buf = L.buf[:0]
 	var got uint16
 	put := func(slot int, rid vertex.ID, rec []byte) {
@@ -223,7 +227,7 @@ func (c *copier) readKids(L *copyLevel, id vertex.ID, v *vertex.Vertex) error {
 		got |= 1 << slot
 	}
 	if v.Kids == nil {
-		err := c.src.backend.VertexRange(v.Base, vertex.BranchSlots, func(rid vertex.ID, rec []byte) error {
+		err := c.srcRange(d+1, v.Base, vertex.BranchSlots, func(rid vertex.ID, rec []byte) error {
 			if s := int(rid - v.Base); v.Used&(1<<s) != 0 {
 				put(s, rid, rec)
 			}
@@ -232,7 +236,7 @@ func (c *copier) readKids(L *copyLevel, id vertex.ID, v *vertex.Vertex) error {
 		if err != nil {
 			return fmt.Errorf("trie: copy: reading the children of %d: %w", id, err)
 		}
-	} else if err := c.readV1Kids(v, put); err != nil {
+	} else if err := c.readV1Kids(d+1, v, put); err != nil {
 		return fmt.Errorf("trie: copy: reading the children of %d: %w", id, err)
 	}
 	if got != v.Used {
@@ -251,10 +255,10 @@ func (c *copier) readKids(L *copyLevel, id vertex.ID, v *vertex.Vertex) error {
 // read.
 const copyGap = 8
 
-// readV1Kids reads the children of v1 branch v in ascending ID order, a
-// cluster of IDs at most copyGap apart with one range read, and hands each
-// record to put with its slot.
-func (c *copier) readV1Kids(v *vertex.Vertex, put func(int, vertex.ID, []byte)) error {
+// readV1Kids reads the children of v1 branch v (at depth d-1 of the walk): a
+// cluster of IDs at most copyGap apart with one range read, the other
+// children with one multi-read; it hands each record to put with its slot.
+func (c *copier) readV1Kids(d int, v *vertex.Vertex, put func(int, vertex.ID, []byte)) error {
 	var ids [16]vertex.ID
 	var slots [16]int
 	n := 0
@@ -270,24 +274,22 @@ func (c *copier) readV1Kids(v *vertex.Vertex, put func(int, vertex.ID, []byte)) 
 		ids[i], slots[i] = v.Kids[s], s
 		n++
 	}
+	var lone [16]vertex.ID // children far from the others, read with one multi-read
+	var loneSlots [16]int
+	nl := 0
 	for i := 0; i < n; {
 		j := i + 1
 		for j < n && ids[j]-ids[j-1] <= copyGap {
 			j++
 		}
 		if j == i+1 {
-			rec, err := c.src.backend.Vertex(ids[i])
-			if err != nil {
-				return err
-			}
-			if rec != nil {
-				put(slots[i], ids[i], rec)
-			}
+			lone[nl], loneSlots[nl] = ids[i], slots[i]
+			nl++
 			i = j
 			continue
 		}
 		k := i
-		err := c.src.backend.VertexRange(ids[i], int(ids[j-1]-ids[i])+1, func(rid vertex.ID, rec []byte) error {
+		err := c.srcRange(d, ids[i], int(ids[j-1]-ids[i])+1, func(rid vertex.ID, rec []byte) error {
 			for k < j && ids[k] < rid {
 				k++
 			}
@@ -301,5 +303,14 @@ func (c *copier) readV1Kids(v *vertex.Vertex, put func(int, vertex.ID, []byte)) 
 		}
 		i = j
 	}
-	return nil
+	k := 0
+	return c.srcVertices(d, lone[:nl], func(rid vertex.ID, rec []byte) error {
+		for k < nl && lone[k] < rid {
+			k++
+		}
+		if k < nl && lone[k] == rid {
+			put(loneSlots[k], rid, rec)
+		}
+		return nil
+	})
 }
