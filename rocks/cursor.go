@@ -20,9 +20,6 @@ type RangeCursor = interface {
 	// VertexRange calls fn in ascending ID order for every record whose ID
 	// lies in [first, first+n); rec is only valid during the call.
 	VertexRange(first vertex.ID, n int, fn func(id vertex.ID, rec []byte) error) error
-	// Vertices calls fn in order for each of ids (ascending) that has a
-	// record; rec is only valid during the call.
-	Vertices(ids []vertex.ID, fn func(id vertex.ID, rec []byte) error) error
 	// Close releases the cursor; it must be called before the store's Close.
 	Close()
 }
@@ -68,12 +65,8 @@ func (s *Store) NewCursor() (*Cursor, error) {
 	ro := grocksdb.NewDefaultReadOptions()
 	it := s.db.NewIteratorCF(ro, s.cfVertex)
 	c := &Cursor{s: s, ro: ro, it: it, buf: make([]byte, cursorBuf)}
-	var ok [4]bool
-	c.nat, ok[0] = nativeHandle(it)
-	c.natDB, ok[1] = nativeHandle(s.db)
-	c.natCF, ok[2] = nativeHandle(s.cfVertex)
-	c.natRO, ok[3] = nativeHandle(ro)
-	if ok != [4]bool{true, true, true, true} {
+	var ok bool
+	if c.nat, ok = nativeHandle(it); !ok {
 		it.Close()
 		ro.Destroy()
 		return nil, ErrNoCursor
@@ -90,9 +83,9 @@ func (s *Store) NewRangeCursor() (RangeCursor, error) {
 	return c, nil
 }
 
-// nativeHandle returns the RocksDB C object behind a grocksdb object (a
-// *grocksdb.Iterator, DB, ColumnFamilyHandle or ReadOptions): grocksdb keeps
-// it in the unexported pointer field c. ok is false if that ever changes.
+// nativeHandle returns the RocksDB C object behind a grocksdb object (such
+// as a *grocksdb.Iterator): grocksdb keeps it in the unexported pointer
+// field c. ok is false if that ever changes.
 func nativeHandle(obj any) (unsafe.Pointer, bool) {
 	v := reflect.ValueOf(obj)
 	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
@@ -148,49 +141,6 @@ func (c *Cursor) VertexRange(first vertex.ID, n int, fn func(id vertex.ID, rec [
 		}
 		from = r.next
 	}
-}
-
-// Vertices calls fn in order for each of ids (ascending, else an error) that
-// has a record, reading them with RocksDB's MultiGet (filters skip the files
-// that lack a key, which a seek cannot): the cheaper read for scattered IDs.
-// rec is only valid during the call to fn. It counts one point read per ID
-// and one record per record found, as Store.Vertex does.
-func (c *Cursor) Vertices(ids []vertex.ID, fn func(id vertex.ID, rec []byte) error) error {
-	if err := c.s.acquire(); err != nil {
-		return err
-	}
-	defer c.s.mu.RUnlock()
-	if c.it == nil {
-		return ErrClosed
-	}
-	for i := 1; i < len(ids); i++ {
-		if ids[i] <= ids[i-1] {
-			return fmt.Errorf("rocks: Vertices: IDs not ascending (%d after %d)", ids[i], ids[i-1])
-		}
-	}
-	c.s.pointReads.Add(uint64(len(ids)))
-	for len(ids) > 0 {
-		k := min(len(ids), multiMax)
-		c.ids = c.ids[:0]
-		for _, id := range ids[:k] {
-			c.ids = append(c.ids, uint64(id))
-		}
-		r := c.multiGet(c.ids)
-		if r.status == readError {
-			return fmt.Errorf("rocks: read vertices %d…%d: multi-get failed", ids[0], ids[k-1])
-		}
-		if err := c.each(r.used, fn); err != nil {
-			return err
-		}
-		if r.status == readFull {
-			if r.used == 0 {
-				c.buf = make([]byte, 2*len(c.buf)+r.need)
-			}
-			k = int(r.next)
-		}
-		ids = ids[k:]
-	}
-	return nil
 }
 
 // each hands the records of the last read, the first used bytes of c.buf,

@@ -95,56 +95,6 @@ static void hx_cursor_read(rocksdb_iterator_t* it, uint64_t from, uint64_t last,
 	}
 }
 
-// The most keys one hx_multi_get call reads.
-enum { HX_MULTI = 32 };
-
-// hx_multi_get reads the records of ids (n <= HX_MULTI, ascending) with one
-// MultiGet and copies those found into buf as hx_cursor_read does; when buf
-// is full, r->next is the index in ids of the first record not copied.
-static void hx_multi_get(rocksdb_t* db, const rocksdb_readoptions_t* ro, rocksdb_column_family_handle_t* cf,
-		const uint64_t* ids, size_t n, char* buf, size_t cap, hx_read* r) {
-	char keys[HX_MULTI][8];
-	const char* kp[HX_MULTI];
-	size_t ks[HX_MULTI];
-	rocksdb_pinnableslice_t* vals[HX_MULTI];
-	char* errs[HX_MULTI];
-	r->used = 0;
-	r->status = HX_DONE;
-	for (size_t i = 0; i < n; i++) {
-		uint64_t id = ids[i];
-		for (int j = 7; j >= 0; j--, id >>= 8) keys[i][j] = (char)(id & 0xff);
-		kp[i] = keys[i];
-		ks[i] = 8;
-		vals[i] = NULL;
-		errs[i] = NULL;
-	}
-	rocksdb_batched_multi_get_cf(db, ro, cf, n, kp, ks, vals, errs, 1);
-	for (size_t i = 0; i < n; i++) {
-		if (errs[i] != NULL) {
-			free(errs[i]);
-			r->status = HX_ERROR;
-		}
-		if (vals[i] == NULL || r->status != HX_DONE) continue;
-		size_t vl;
-		const char* v = rocksdb_pinnableslice_value(vals[i], &vl);
-		if (vl > UINT32_MAX) {
-			r->status = HX_ERROR;
-		} else if (r->used + 12 + vl > cap) {
-			r->status = HX_FULL;
-			r->next = i;
-			r->need = 12 + vl;
-		} else {
-			uint32_t l = (uint32_t)vl;
-			memcpy(buf + r->used, keys[i], 8);
-			memcpy(buf + r->used + 8, &l, 4);
-			memcpy(buf + r->used + 12, v, vl);
-			r->used += 12 + vl;
-		}
-	}
-	for (size_t i = 0; i < n; i++) {
-		if (vals[i] != NULL) rocksdb_pinnableslice_destroy(vals[i]);
-	}
-}
 */
 import "C"
 
@@ -183,18 +133,6 @@ func (c *Cursor) read(from, last uint64) nativeRead {
 	C.hx_cursor_read((*C.rocksdb_iterator_t)(c.nat), C.uint64_t(from), C.uint64_t(last),
 		(*C.char)(unsafe.Pointer(&c.buf[0])), C.size_t(len(c.buf)), &r)
 	return nativeRead{status: int(r.status), used: int(r.used), next: uint64(r.next), need: int(r.need), badLen: int(r.badlen)}
-}
-
-// multiMax is the most IDs one multiGet reads.
-const multiMax = C.HX_MULTI
-
-// multiGet reads the records of ids (at most multiMax, ascending) into c.buf
-// with one MultiGet, in one cgo call.
-func (c *Cursor) multiGet(ids []uint64) nativeRead {
-	var r C.hx_read
-	C.hx_multi_get((*C.rocksdb_t)(c.natDB), (*C.rocksdb_readoptions_t)(c.natRO), (*C.rocksdb_column_family_handle_t)(c.natCF),
-		(*C.uint64_t)(unsafe.Pointer(&ids[0])), C.size_t(len(ids)), (*C.char)(unsafe.Pointer(&c.buf[0])), C.size_t(len(c.buf)), &r)
-	return nativeRead{status: int(r.status), used: int(r.used), next: uint64(r.next), need: int(r.need)}
 }
 
 // decodeCursorHeader returns the ID and the record length of the header at

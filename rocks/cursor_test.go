@@ -70,32 +70,6 @@ func TestCursorMatchesVertexRange(t *testing.T) {
 		}
 		pos = first
 	}
-	// Vertices: ascending IDs, present or not, some large, more than one
-	// native call's worth.
-	for i := 0; i < 300; i++ {
-		var ids []vertex.ID
-		for id := vertex.ID(rng.Intn(3000)); id < 21000 && len(ids) < 1+rng.Intn(80); id += vertex.ID(1 + rng.Intn(600)) {
-			ids = append(ids, id)
-		}
-		var got, want bytes.Buffer
-		if err := c.Vertices(ids, func(id vertex.ID, rec []byte) error {
-			fmt.Fprintf(&got, "%d=%x;", id, crc32.ChecksumIEEE(rec))
-			return nil
-		}); err != nil {
-			t.Fatal(err)
-		}
-		for _, id := range ids {
-			if rec, _ := s.Vertex(id); rec != nil {
-				fmt.Fprintf(&want, "%d=%x;", id, crc32.ChecksumIEEE(rec))
-			}
-		}
-		if got.String() != want.String() {
-			t.Fatalf("Vertices(%v): %.200s, want %.200s", ids, got.String(), want.String())
-		}
-	}
-	if err := c.Vertices([]vertex.ID{5, 5}, func(vertex.ID, []byte) error { return nil }); err == nil {
-		t.Fatal("Vertices took IDs not ascending")
-	}
 	if got := readAll(t, c.VertexRange, 5, 0); got != "" {
 		t.Fatalf("empty range: %q", got)
 	}

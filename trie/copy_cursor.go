@@ -12,10 +12,6 @@ type RangeCursor = interface {
 	// VertexRange calls fn in ascending ID order for every record whose ID
 	// lies in [first, first+n); rec is only valid during the call.
 	VertexRange(first vertex.ID, n int, fn func(id vertex.ID, rec []byte) error) error
-	// Vertices calls fn in order for each of ids (ascending) that has a
-	// record (point reads, for scattered IDs); rec is only valid during the
-	// call.
-	Vertices(ids []vertex.ID, fn func(id vertex.ID, rec []byte) error) error
 	// Close releases the cursor.
 	Close()
 }
@@ -52,27 +48,6 @@ func (c *copier) srcRange(d int, first vertex.ID, n int, fn func(vertex.ID, []by
 		return cur.VertexRange(first, n, fn)
 	}
 	return c.src.backend.VertexRange(first, n, fn)
-}
-
-// srcVertices reads the source's records of ids (ascending) for depth d of
-// the walk, with point reads: one multi-read through that depth's cursor when
-// the source's backend has cursors.
-func (c *copier) srcVertices(d int, ids []vertex.ID, fn func(vertex.ID, []byte) error) error {
-	if cur := c.cursor(d); cur != nil {
-		return cur.Vertices(ids, fn)
-	}
-	for _, id := range ids {
-		rec, err := c.src.backend.Vertex(id)
-		if err != nil {
-			return err
-		}
-		if rec != nil {
-			if err := fn(id, rec); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
 }
 
 // srcVertex appends the source's record of id, read for depth d of the walk,

@@ -16,7 +16,7 @@ import (
 // that count themselves.
 type cursorBackend struct {
 	trie.Backend
-	made, open, multi atomic.Int64 // cursors made, open; Vertices calls
+	made, open atomic.Int64 // cursors made, open
 }
 
 func (b *cursorBackend) NewRangeCursor() (trie.RangeCursor, error) {
@@ -37,28 +37,6 @@ func (c *memCursor) VertexRange(first vertex.ID, n int, fn func(vertex.ID, []byt
 	return c.b.VertexRange(first, n, fn)
 }
 
-func (c *memCursor) Vertices(ids []vertex.ID, fn func(vertex.ID, []byte) error) error {
-	if c.closed {
-		return errors.New("cursor closed")
-	}
-	c.b.multi.Add(1)
-	for i, id := range ids {
-		if i > 0 && id <= ids[i-1] {
-			return fmt.Errorf("IDs not ascending: %d after %d", id, ids[i-1])
-		}
-		rec, err := c.b.Vertex(id)
-		if err != nil {
-			return err
-		}
-		if rec != nil {
-			if err := fn(id, rec); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
 func (c *memCursor) Close() {
 	if !c.closed {
 		c.closed = true
@@ -68,8 +46,8 @@ func (c *memCursor) Close() {
 
 // TestCopyThroughCursors copies sources whose backend has cursors, built and
 // grown (scattered v1 IDs), into the other format: the records are the
-// builder's, the copy read through cursors (multi-reads from the grown v1
-// source), and closed them all, also when stopped.
+// builder's, the copy read through cursors and closed them all, also when
+// stopped.
 func TestCopyThroughCursors(t *testing.T) {
 	accts := trietest.StateAccounts(2000, 6)
 	for _, f := range trietest.Formats {
@@ -101,9 +79,6 @@ func TestCopyThroughCursors(t *testing.T) {
 				sameRecords(t, b, want)
 				if cb.open.Load() != 0 || cb.made.Load() == 0 {
 					t.Fatalf("%d cursors made, %d left open", cb.made.Load(), cb.open.Load())
-				}
-				if f == vertex.FormatV1 && grown && cb.multi.Load() == 0 {
-					t.Fatal("no multi-read of scattered v1 children")
 				}
 			})
 		}

@@ -17,8 +17,6 @@ type kidReader struct {
 	k    int           // the position in want of the last record handed
 	ids  [16]vertex.ID // v1 children by ID: what want points into
 	slts [16]int
-	lone [16]vertex.ID // v1 children far from the others
-	lslt [16]int
 	// takeSlot and takeWanted are the methods of the same names, as values.
 	takeSlot, takeWanted func(vertex.ID, []byte) error
 }
@@ -59,7 +57,7 @@ func (r *kidReader) takeWantedFn(rid vertex.ID, rec []byte) error {
 
 // readKids reads the records of v's children into L: one range read over a
 // v2 branch's slots; for v1, one range read per cluster of close child IDs
-// and one multi-read of the children far from the others. v is &L.v.
+// (a child far from the others is a cluster of one). v is &L.v.
 func (c *copier) readKids(d int, L *copyLevel, id vertex.ID, v *vertex.Vertex) error {
 	L.buf = L.buf[:0]
 	L.got = 0
@@ -86,9 +84,8 @@ func (c *copier) readKids(d int, L *copyLevel, id vertex.ID, v *vertex.Vertex) e
 // read.
 const copyGap = 8
 
-// readV1Kids reads the children of v1 branch v (at depth d-1 of the walk): a
-// cluster of IDs at most copyGap apart with one range read, the other
-// children with one multi-read.
+// readV1Kids reads the children of v1 branch v (at depth d-1 of the walk), a
+// cluster of IDs at most copyGap apart with one range read.
 func (c *copier) readV1Kids(d int, L *copyLevel, v *vertex.Vertex) error {
 	r := &L.kidReader
 	n := 0
@@ -104,17 +101,10 @@ func (c *copier) readV1Kids(d int, L *copyLevel, v *vertex.Vertex) error {
 		r.ids[i], r.slts[i] = v.Kids[s], s
 		n++
 	}
-	nl := 0
 	for i := 0; i < n; {
 		j := i + 1
 		for j < n && r.ids[j]-r.ids[j-1] <= copyGap {
 			j++
-		}
-		if j == i+1 {
-			r.lone[nl], r.lslt[nl] = r.ids[i], r.slts[i]
-			nl++
-			i = j
-			continue
 		}
 		r.want, r.slot, r.k = r.ids[i:j], r.slts[i:j], 0
 		if err := c.srcRange(d, r.ids[i], int(r.ids[j-1]-r.ids[i])+1, r.takeWanted); err != nil {
@@ -122,9 +112,5 @@ func (c *copier) readV1Kids(d int, L *copyLevel, v *vertex.Vertex) error {
 		}
 		i = j
 	}
-	if nl == 0 {
-		return nil
-	}
-	r.want, r.slot, r.k = r.lone[:nl], r.lslt[:nl], 0
-	return c.srcVertices(d, r.want, r.takeWanted)
+	return nil
 }
