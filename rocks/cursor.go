@@ -1,12 +1,8 @@
 package rocks
 
 import (
-	"errors"
-	"fmt"
 	"math"
-	"reflect"
 	"sync"
-	"unsafe"
 
 	"github.com/hexstate/hexstate/vertex"
 	"github.com/linxGnu/grocksdb"
@@ -27,34 +23,21 @@ type RangeCursor = interface {
 // Cursor is a long-lived iterator over the vertices column family for reads
 // that move mostly forward, such as one depth of a walk in trie order: a read
 // steps forward from where the last one stopped when its first ID is a few
-// records ahead, and seeks otherwise; and it copies the whole range into a
-// buffer in one call into RocksDB (cursor_native.go) instead of four cgo
-// calls per record. It counts one range read per VertexRange and one record
-// per record returned, as Store.VertexRange does.
+// IDs ahead, and seeks otherwise (cursor_native.go); the range itself is
+// copied in one C call, as Store.VertexRange does (scanRange). It counts one
+// range read per VertexRange and one record per record returned, as
+// Store.VertexRange does.
 //
 // A Cursor is not safe for concurrent use. It sees the store as it was when
 // it was made (RocksDB pins that version): it is meant for a store nobody
 // writes to meanwhile, such as a migration's read-only source.
 type Cursor struct {
-	s   *Store
-	ro  *grocksdb.ReadOptions
-	it  *grocksdb.Iterator
-	nat unsafe.Pointer // it's rocksdb_iterator_t
-	// the rocksdb_t, rocksdb_column_family_handle_t and rocksdb_readoptions_t
-	// of Vertices' MultiGet
-	natDB, natCF, natRO unsafe.Pointer
-	ids                 []uint64 // Vertices' IDs
-	buf                 []byte   // the records of the last native read
-	once                sync.Once
+	s    *Store
+	ro   *grocksdb.ReadOptions
+	it   *grocksdb.Iterator
+	buf  []byte // scratch of scanRange
+	once sync.Once
 }
-
-// ErrNoCursor is returned by NewCursor when the RocksDB binding does not
-// expose what the cursor needs; callers fall back to Store.VertexRange.
-var ErrNoCursor = errors.New("rocks: range cursor unavailable")
-
-// cursorBuf is the size of a cursor's buffer at first; it grows to hold a
-// record larger than it.
-const cursorBuf = 64 << 10
 
 // NewCursor opens a Cursor on s; the caller closes it before s.
 func (s *Store) NewCursor() (*Cursor, error) {
@@ -63,15 +46,7 @@ func (s *Store) NewCursor() (*Cursor, error) {
 	}
 	defer s.mu.RUnlock()
 	ro := grocksdb.NewDefaultReadOptions()
-	it := s.db.NewIteratorCF(ro, s.cfVertex)
-	c := &Cursor{s: s, ro: ro, it: it, buf: make([]byte, cursorBuf)}
-	var ok bool
-	if c.nat, ok = nativeHandle(it); !ok {
-		it.Close()
-		ro.Destroy()
-		return nil, ErrNoCursor
-	}
-	return c, nil
+	return &Cursor{s: s, ro: ro, it: s.db.NewIteratorCF(ro, s.cfVertex)}, nil
 }
 
 // NewRangeCursor is NewCursor as the RangeCursor capability trie looks for.
@@ -81,22 +56,6 @@ func (s *Store) NewRangeCursor() (RangeCursor, error) {
 		return nil, err
 	}
 	return c, nil
-}
-
-// nativeHandle returns the RocksDB C object behind a grocksdb object (such
-// as a *grocksdb.Iterator): grocksdb keeps it in the unexported pointer
-// field c. ok is false if that ever changes.
-func nativeHandle(obj any) (unsafe.Pointer, bool) {
-	v := reflect.ValueOf(obj)
-	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
-		return nil, false
-	}
-	f := v.Elem().FieldByName("c")
-	if !f.IsValid() || f.Kind() != reflect.Pointer {
-		return nil, false
-	}
-	p := f.UnsafePointer()
-	return p, p != nil
 }
 
 // VertexRange calls fn in ascending ID order for every record whose ID lies
@@ -118,51 +77,17 @@ func (c *Cursor) VertexRange(first vertex.ID, n int, fn func(id vertex.ID, rec [
 	if last < uint64(first) {
 		last = math.MaxUint64
 	}
-	from := uint64(first)
-	for {
-		r := c.read(from, last)
-		if r.status == readBadKey {
-			return fmt.Errorf("%w: key of %d bytes in column family %q", ErrCorruptKey, r.badLen, cfVertices)
-		}
-		if r.status == readError {
-			if err := c.it.Err(); err != nil {
-				return fmt.Errorf("rocks: read vertices [%d, %d]: %w", first, last, err)
-			}
-			return fmt.Errorf("rocks: read vertices [%d, %d]: iterator failed", first, last)
-		}
-		if err := c.each(r.used, fn); err != nil {
-			return err
-		}
-		if r.status != readFull {
-			return nil
-		}
-		if r.used == 0 { // a record larger than the buffer
-			c.buf = make([]byte, 2*len(c.buf)+r.need)
-		}
-		from = r.next
-	}
-}
-
-// each hands the records of the last read, the first used bytes of c.buf,
-// to fn.
-func (c *Cursor) each(used int, fn func(id vertex.ID, rec []byte) error) error {
-	b := c.buf[:used]
-	n := uint64(0)
-	defer func() { c.s.records.Add(n) }()
-	for len(b) > 0 {
-		id, l := decodeCursorHeader(b)
-		rec := b[cursorHeader : cursorHeader+l : cursorHeader+l]
-		b = b[cursorHeader+l:]
-		n++
-		if err := fn(id, rec); err != nil {
-			return err
-		}
-	}
-	return nil
+	c.position(uint64(first))
+	var got int
+	var err error
+	c.buf, got, err = scanRange(c.it, nil, vertex.ID(last), c.buf, fn)
+	c.s.records.Add(uint64(got))
+	return err
 }
 
 // Close releases the cursor's iterator; a second Close does nothing. It must
-// be called before the store's Close.
+// be called before the store's Close (after it, the iterator is left alone:
+// RocksDB must not free it once the database is gone).
 func (c *Cursor) Close() {
 	c.once.Do(func() {
 		c.s.mu.RLock()
@@ -171,6 +96,6 @@ func (c *Cursor) Close() {
 			c.it.Close()
 			c.ro.Destroy()
 		}
-		c.it, c.nat = nil, nil
+		c.it = nil
 	})
 }

@@ -37,7 +37,7 @@ func TestCursorMatchesVertexRange(t *testing.T) {
 	for id := vertex.ID(1); id < 20000; id += vertex.ID(1 + rng.Intn(4)) {
 		rec := make([]byte, 1+rng.Intn(40))
 		if id%997 == 0 {
-			rec = make([]byte, cursorBuf+rng.Intn(3*cursorBuf)) // larger than the buffer
+			rec = make([]byte, 64<<10+rng.Intn(3<<16)) // larger than the buffer
 		}
 		rng.Read(rec)
 		b.Puts = append(b.Puts, vertex.Record{ID: id, Rec: rec})
