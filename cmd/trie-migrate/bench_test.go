@@ -23,9 +23,11 @@ import (
 // directory); the sources built there are kept (marked by a file
 // built-N-GROWN) and reused by the next run. HEXSTATE_MIGRATE_ONLY, a regular
 // expression, selects the migrations by name; HEXSTATE_MIGRATE_PROFILE=P
-// makes each migration write a CPU profile to P.<its index>. Each migration runs trie-migrate in a child process, so that
-// its peak RSS is its own; the baseline (a raw sequential scan of the source
-// written to a fresh store in 65,536-record batches) runs in this process.
+// makes each migration write a CPU profile to P.<its index>. Each migration
+// runs trie-migrate in a child process, so that its peak RSS is its own; the
+// baseline (a raw sequential scan of the source, alone and written to a fresh
+// store in 65,536-record batches) runs in this process. Wall and CPU time
+// are compared with the baseline's.
 //
 //	HEXSTATE_MIGRATE_BENCH=1000000 go test ./cmd/trie-migrate -run TestMigrateBench -v -timeout 1h
 func TestMigrateBench(t *testing.T) {
