@@ -69,9 +69,10 @@ func nativeIterator(it *grocksdb.Iterator) *C.rocksdb_iterator_t {
 	return *(**C.rocksdb_iterator_t)(unsafe.Pointer(it))
 }
 
-// scanRange positions it at first (seek) and calls fn for each record with an
-// ID up to last, in ascending order, stopping at the first error of fn. buf is
-// scratch for the copied records; the grown buffer is returned for reuse. It
+// scanRange positions it at first (seek; with seek nil it starts where it
+// is) and calls fn for each record with an ID up to last, in ascending order,
+// stopping at the first error of fn. buf is scratch for the copied records;
+// the grown buffer is returned for reuse. It
 // returns the number of records passed to fn. An error of fn is returned as
 // is, a RocksDB error wrapped with the range.
 func scanRange(it *grocksdb.Iterator, seek []byte, last vertex.ID, buf []byte, fn func(vertex.ID, []byte) error) ([]byte, int, error) {
@@ -80,7 +81,10 @@ func scanRange(it *grocksdb.Iterator, seek []byte, last vertex.ID, buf []byte, f
 	}
 	buf = buf[:cap(buf)]
 	nit := nativeIterator(it)
-	seekp := (*C.char)(unsafe.Pointer(&seek[0]))
+	var seekp *C.char // nil: from the iterator's position (a Cursor placed it)
+	if seek != nil {
+		seekp = (*C.char)(unsafe.Pointer(&seek[0]))
+	}
 	total := 0
 	for {
 		var res C.hx_scan_result
@@ -101,6 +105,9 @@ func scanRange(it *grocksdb.Iterator, seek []byte, last vertex.ID, buf []byte, f
 		}
 		if res.more == 0 {
 			if err := it.Err(); err != nil {
+				if seek == nil {
+					return buf, total, fmt.Errorf("rocks: read vertices up to %d: %w", last, err)
+				}
 				return buf, total, fmt.Errorf("rocks: read vertices [%d, %d]: %w", binary.BigEndian.Uint64(seek), last, err)
 			}
 			return buf, total, nil

@@ -79,6 +79,7 @@ func (db *DB) CopyFrom(ctx context.Context, src *DB, opts CopyOptions) (hashkey.
 		return hashkey.Hash{}, err
 	}
 	defer c.w.release()
+	defer c.closeCursors()
 	root, err := c.run(ctx)
 	if err != nil {
 		c.wait()
@@ -99,7 +100,8 @@ type copier struct {
 	alloc   vertex.Allocator
 	enc     nodeenc.Encoder
 	noChild bool
-	want    hashkey.Hash // the source's state root
+	want    hashkey.Hash  // the source's state root
+	cursors CursorBackend // the source's backend, when it has cursors
 
 	levels []*copyLevel // per depth of the walk: children's records, output
 	path   []copyFrame  // the account trie's open branches (checkpoints)
@@ -152,6 +154,7 @@ func (db *DB) startCopy(src *DB, opts *CopyOptions) (*copier, error) {
 		}
 		c.alloc.Top, c.records, c.lastCP, c.resume = st.top, st.records, st.records, st.frames
 	}
+	c.cursors, _ = src.backend.(CursorBackend)
 	c.w = newLoadWriter(db, "copy", false)
 	c.w.written = c.records
 	return c, nil

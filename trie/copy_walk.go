@@ -25,6 +25,8 @@ type copyLevel struct {
 	ck   []byte     // packed children's keys computed here
 	kids [16]vertex.ID
 	keys [16]hashkey.Key
+	cur  RangeCursor // reads the source at this depth (nil: none yet, or none to be had)
+	kidReader
 }
 
 // copyFrame is an open branch of the account trie, as a checkpoint records
@@ -43,7 +45,9 @@ type copyFrame struct {
 
 func (c *copier) level(d int) *copyLevel {
 	for len(c.levels) <= d {
-		c.levels = append(c.levels, new(copyLevel))
+		L := new(copyLevel)
+		L.kidReader.init(L)
+		c.levels = append(c.levels, L)
 	}
 	return c.levels[d]
 }
@@ -83,11 +87,14 @@ func (c *copier) leaf(d int, id vertex.ID, rec []byte, want bool) ([]byte, hashk
 	}
 	sid := c.alloc.Take(1)
 	src := L.acc.Storage
-	srec, err := c.src.backend.Vertex(src)
+	// L.buf is free: it holds the children of a branch at depth d, and the
+	// vertex there is this leaf.
+	srec, found, err := c.srcVertex(d+1, src, L.buf[:0])
 	if err != nil {
 		return nil, hashkey.Key{}, fmt.Errorf("trie: copy: reading storage trie %d: %w", src, err)
 	}
-	if srec == nil {
+	L.buf = srec
+	if !found {
 		return nil, hashkey.Key{}, fmt.Errorf("%w: storage trie %d of account vertex %d is missing", ErrCopy, src, id)
 	}
 	out, sk, err := c.walk(d+1, src, srec, false, want)
@@ -131,7 +138,7 @@ func (c *copier) branch(d int, id vertex.ID, rec []byte, acct, want bool) ([]byt
 	haveCK := v.ChildKeys != nil && v.ChildKeys.Used() == v.Used
 	ownKey := !v.Key.IsHash() // not stored: computed from the children's keys
 	needKeys := !haveCK && (!c.noChild || want || ownKey)
-	if err := c.readKids(L, id, v); err != nil {
+	if err := c.readKids(d, L, id, v); err != nil {
 		return nil, hashkey.Key{}, err
 	}
 	L.kids, L.keys = [16]vertex.ID{}, [16]hashkey.Key{}
@@ -209,97 +216,4 @@ func (c *copier) branch(d int, id vertex.ID, rec []byte, acct, want bool) ([]byt
 	}
 	L.out = vertex.Encode(L.out[:0], v)
 	return L.out, v.Key, nil
-}
-
-// readKids reads the records of v's children into L: one range read over a
-// v2 branch's slots; for v1, one range read per cluster of close child IDs
-// and a point read for each child far from the others.
-func (c *copier) readKids(L *copyLevel, id vertex.ID, v *vertex.Vertex) error {
-	L.buf = L.buf[:0]
-	var got uint16
-	put := func(slot int, rid vertex.ID, rec []byte) {
-		L.ids[slot], L.offs[slot] = rid, [2]int{len(L.buf), len(L.buf) + len(rec)}
-		L.buf = append(L.buf, rec...)
-		got |= 1 << slot
-	}
-	if v.Kids == nil {
-		err := c.src.backend.VertexRange(v.Base, vertex.BranchSlots, func(rid vertex.ID, rec []byte) error {
-			if s := int(rid - v.Base); v.Used&(1<<s) != 0 {
-				put(s, rid, rec)
-			}
-			return nil
-		})
-		if err != nil {
-			return fmt.Errorf("trie: copy: reading the children of %d: %w", id, err)
-		}
-	} else if err := c.readV1Kids(v, put); err != nil {
-		return fmt.Errorf("trie: copy: reading the children of %d: %w", id, err)
-	}
-	if got != v.Used {
-		return fmt.Errorf("%w: branch %d: children %016b missing", ErrCopy, id, v.Used&^got)
-	}
-	for n := 0; n < 16; n++ { // slice L.buf now that it no longer moves
-		if got&(1<<n) != 0 {
-			o := L.offs[n]
-			L.recs[n] = L.buf[o[0]:o[1]:o[1]]
-		}
-	}
-	return nil
-}
-
-// copyGap is the largest gap between two v1 child IDs read with one range
-// read.
-const copyGap = 8
-
-// readV1Kids reads the children of v1 branch v in ascending ID order, a
-// cluster of IDs at most copyGap apart with one range read, and hands each
-// record to put with its slot.
-func (c *copier) readV1Kids(v *vertex.Vertex, put func(int, vertex.ID, []byte)) error {
-	var ids [16]vertex.ID
-	var slots [16]int
-	n := 0
-	for s := 0; s < 16; s++ {
-		if v.Used&(1<<s) == 0 {
-			continue
-		}
-		i := n
-		for i > 0 && ids[i-1] > v.Kids[s] { // insertion sort by ID
-			ids[i], slots[i] = ids[i-1], slots[i-1]
-			i--
-		}
-		ids[i], slots[i] = v.Kids[s], s
-		n++
-	}
-	for i := 0; i < n; {
-		j := i + 1
-		for j < n && ids[j]-ids[j-1] <= copyGap {
-			j++
-		}
-		if j == i+1 {
-			rec, err := c.src.backend.Vertex(ids[i])
-			if err != nil {
-				return err
-			}
-			if rec != nil {
-				put(slots[i], ids[i], rec)
-			}
-			i = j
-			continue
-		}
-		k := i
-		err := c.src.backend.VertexRange(ids[i], int(ids[j-1]-ids[i])+1, func(rid vertex.ID, rec []byte) error {
-			for k < j && ids[k] < rid {
-				k++
-			}
-			if k < j && ids[k] == rid {
-				put(slots[k], rid, rec)
-			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		i = j
-	}
-	return nil
 }

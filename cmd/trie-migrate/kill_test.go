@@ -30,7 +30,7 @@ func TestKills(t *testing.T) {
 	makeStore(t, d+"/db", vertex.FormatV1, accts)
 	args := []string{"-checkpoint", "4000", "-samples", "200", d + "/db", d + "/db.v2"}
 	rng := rand.New(rand.NewPCG(1, 2))
-	kills, finished := 0, false
+	kills, finished, restarts := 0, false, 0
 	for kills < 10 || (kills < 40 && !finished) {
 		cmd := command(args...)
 		var out bytes.Buffer
@@ -39,6 +39,15 @@ func TestKills(t *testing.T) {
 		// Startup (opening both stores) takes part of the delay; the copy the rest.
 		time.AfterFunc(time.Duration(20+rng.IntN(700))*time.Millisecond, func() { cmd.Process.Signal(syscall.SIGKILL) })
 		err := cmd.Wait()
+		if err == nil && kills < 10 && restarts < 5 {
+			// The copy outran the kills: start again with a new target, so
+			// that one migration is killed at least 10 times.
+			restarts++
+			t.Logf("finished after %d kills: starting again", kills)
+			kills = 0
+			trietest.Must(t, os.RemoveAll(d+"/db.v2"), "removing the target")
+			continue
+		}
 		if err == nil {
 			finished = true
 			break

@@ -134,7 +134,8 @@ func run(ctx context.Context, cfg *config) error {
 	root, _ := src.StateRoot()
 	fmt.Printf("migrating %s (format %v, block %d, root %v)\n       to %s (format %v)\n", srcDir, from, src.Block(), root, dstDir, cfg.to)
 	p := newProgress(os.Stdout)
-	res, err := migrate.Run(ctx, src, dst, dstDir, migrate.Options{CheckpointRecords: cfg.every, Verify: cfg.verify, Samples: cfg.samples, Progress: p.show})
+	cpu := newCopyCPU()
+	res, err := migrate.Run(ctx, src, dst, dstDir, migrate.Options{CheckpointRecords: cfg.every, Verify: cfg.verify, Samples: cfg.samples, Progress: cpu.wrap(p.show)})
 	p.end()
 	if cerr := dst.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("closing the target: %w", cerr)
@@ -146,8 +147,8 @@ func run(ctx context.Context, cfg *config) error {
 		fmt.Println("resumed an interrupted migration")
 	}
 	rate := float64(res.Records) / max(res.Copy.Seconds(), 1e-9)
-	fmt.Printf("copied %d vertices (%.1f MiB written by this run) in %v: %.0f vertices/s; verified in %v (%d proofs)\n",
-		res.Records, float64(res.Bytes)/(1<<20), res.Copy.Round(1e6), rate, res.Verify.Round(1e6), res.Proofs)
+	fmt.Printf("copied %d vertices (%.1f MiB written by this run) in %v (%v of CPU): %.0f vertices/s; verified in %v (%d proofs)\n",
+		res.Records, float64(res.Bytes)/(1<<20), res.Copy.Round(1e6), cpu.used.Round(1e6), rate, res.Verify.Round(1e6), res.Proofs)
 	fmt.Printf("verified: target root %v equals the source's\n", res.Root)
 	if !cfg.replace {
 		fmt.Printf("done: point your client at %s (or rerun with -replace)\n", dstDir)

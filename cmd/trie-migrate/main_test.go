@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime/pprof"
 	"testing"
 
 	"github.com/hexstate/hexstate/internal/trietest"
@@ -23,6 +24,11 @@ import (
 // arguments after "--": the kill test and the benchmark start it so.
 const envMain = "HEXSTATE_MIGRATE_MAIN"
 
+// envCPUProfile, in the environment of a command started so, names the file
+// it writes a CPU profile of its run to (the benchmark's
+// HEXSTATE_MIGRATE_PROFILE).
+const envCPUProfile = "HEXSTATE_MIGRATE_CPUPROFILE"
+
 func TestMain(m *testing.M) {
 	if os.Getenv(envMain) == "1" {
 		for i, a := range os.Args {
@@ -31,7 +37,18 @@ func TestMain(m *testing.M) {
 				break
 			}
 		}
+		if p := os.Getenv(envCPUProfile); p != "" {
+			f, err := os.Create(p)
+			if err == nil {
+				err = pprof.StartCPUProfile(f)
+			}
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "cpu profile:", err)
+				os.Exit(1)
+			}
+		}
 		main()
+		pprof.StopCPUProfile()
 		// Linux carries ru_maxrss over fork and exec, so a parent's peak would
 		// show as the child's: VmHWM is this process's own.
 		if st, err := os.ReadFile("/proc/self/status"); err == nil {
