@@ -40,6 +40,21 @@ func (e *FormatError) Error() string {
 	return fmt.Sprintf("trie: database is in format %v, %v requested", e.Found, e.Want)
 }
 
+// RecordsError is returned by Open when the requested record variant
+// (Options.Records) is one this build does not know (Found is then 0), or
+// contradicts the variant the admin record names (Found).
+type RecordsError struct {
+	Found, Want vertex.Records
+}
+
+// Error says which variant was found and which was requested.
+func (e *RecordsError) Error() string {
+	if !e.Want.Valid() {
+		return fmt.Sprintf("trie: record variant %v requested; this build reads and writes %v and %v", e.Want, vertex.KeysOnce, vertex.ChildKeyCopies)
+	}
+	return fmt.Sprintf("trie: database has %v records, %v requested (open with Options.Records 0 to follow the database, or convert it with trie-migrate)", e.Found, e.Want)
+}
+
 // vertexError wraps a vertex read or decode failure with the ID it concerns.
 func vertexError(id vertex.ID, err error) error {
 	return fmt.Errorf("trie: vertex %d: %w", id, err)
