@@ -24,11 +24,15 @@ type Options struct {
 	// load, in parallel (default GOMAXPROCS; 1 works serially). Results are
 	// identical either way.
 	Workers int
-	// Records selects the record variant of a new database (0 means
-	// vertex.DefaultRecords, each hash key stored once): whether branch records
-	// carry copies of their children's keys (docs/format.md §4.5,
-	// docs/design.md "Each key once"). Records of both variants are read
-	// whatever this is set to.
+	// Records selects the record variant: whether branch records carry copies
+	// of their children's keys (docs/format.md §4.5, docs/design.md "Each key
+	// once"). 0 means the variant the admin record names, and for a new
+	// database vertex.DefaultRecords (each hash key stored once). A variant
+	// other than the one the admin record names fails with a *RecordsError
+	// (trie-migrate converts). An admin record written before variants were
+	// recorded names none: its database takes this variant, or
+	// vertex.ChildKeyCopies for 0. Records of both variants are read whatever
+	// this is set to.
 	Records vertex.Records
 	// SyncPersist makes Persist wait for its own write to land (and return its
 	// error) instead of leaving it to the background writer.
@@ -92,26 +96,30 @@ func Open(b Backend, opts *Options) (*DB, error) {
 	if !want.Valid() {
 		return nil, &FormatError{Want: want} // Found 0: nothing was read
 	}
-	recs := opts.Records
-	if recs == 0 {
-		recs = vertex.DefaultRecords
-	}
-	if !recs.Valid() {
-		return nil, &RecordsError{Want: recs}
-	}
 	rec, err := b.Admin()
 	if err != nil {
 		return nil, fmt.Errorf("trie: reading admin record: %w", err)
 	}
+	var found *admin
 	a := admin{format: want, top: vertex.FirstFreeID - 1, root: hashkey.EmptyRoot}
+	if rec != nil {
+		if a, err = decodeAdmin(rec); err != nil {
+			return nil, err
+		}
+		if a.format != want {
+			return nil, &FormatError{Found: a.format, Want: want}
+		}
+		found = &a
+	}
+	recs, err := recordsFor(found, opts.Records)
+	if err != nil {
+		return nil, err
+	}
 	if rec == nil {
+		a.records = recs
 		if err := b.Write(&vertex.Batch{Admin: a.encode()}); err != nil {
 			return nil, fmt.Errorf("trie: creating database: %w", err)
 		}
-	} else if a, err = decodeAdmin(rec); err != nil {
-		return nil, err
-	} else if a.format != want {
-		return nil, &FormatError{Found: a.format, Want: want}
 	}
 	db := &DB{
 		backend: b,

@@ -85,7 +85,7 @@ func (w *loadWriter) wait() error {
 // The write in flight, if any, must be done.
 func (w *loadWriter) commit(alloc vertex.Allocator, block uint64, root hashkey.Hash) error {
 	db := w.db
-	a := admin{format: db.format, top: alloc.Top, block: block, root: root}
+	a := admin{format: db.format, records: db.records, top: alloc.Top, block: block, root: root}
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	if err := w.writeLocked(w.cur, a.encode()); err != nil {

@@ -51,7 +51,7 @@ func (p *pendingWrite) lookup(id vertex.ID) (*node, bool) {
 
 // encode merges the stores' changes into one batch with the admin record.
 func (db *DB) encode(p *pendingWrite) *vertex.Batch {
-	a := admin{format: db.format, top: p.top, block: p.block, root: p.root}
+	a := admin{format: db.format, records: db.records, top: p.top, block: p.block, root: p.root}
 	batch := &vertex.Batch{Admin: a.encode()}
 	changes, size := chainChanges(p.stores)
 	batch.Puts, batch.Deletes = encodeChanges(func(yield func(vertex.ID, *node)) {
