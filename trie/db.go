@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/hexstate/hexstate/hashkey"
 	"github.com/hexstate/hexstate/trie/internal/reccache"
@@ -80,6 +81,9 @@ type DB struct {
 	root           hashkey.Hash
 	closed         bool
 	loading        bool // a StateLoader is running
+	// prefetchIdle is how many more hashes skip the batched prefetch
+	// (prefetch.go).
+	prefetchIdle atomic.Int32
 }
 
 // Open opens the database held by b, or creates one in an empty b. On success

@@ -23,7 +23,7 @@ func (fr *Frame) rootKey(id vertex.ID) (hashkey.Key, error) {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	if fr.writes > 0 {
+	if fr.writes > 0 && fr.db.prefetchDue() {
 		if err := fr.prefetchDirty(id, workers); err != nil {
 			return hashkey.Key{}, err
 		}

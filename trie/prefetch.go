@@ -30,6 +30,26 @@ const prefetchMin = 4
 // disk more than they use a core, so several per core keep the device busy.
 const prefetchReaders = 4
 
+// prefetchSkip is how many hashes skip the prefetch after one that found
+// fewer than prefetchMin reads to make: with the state in the caches the walk
+// finds nothing, and it need not be repeated for every hash to notice when
+// that changes.
+const prefetchSkip = 7
+
+// prefetchDue reports whether the next hash should prefetch, counting down
+// the hashes left to skip.
+func (db *DB) prefetchDue() bool {
+	for {
+		n := db.prefetchIdle.Load()
+		if n <= 0 {
+			return true
+		}
+		if db.prefetchIdle.CompareAndSwap(n, n-1) {
+			return false
+		}
+	}
+}
+
 // readTask is one read of a prefetch: n records from first.
 type readTask struct {
 	first vertex.ID
@@ -59,7 +79,7 @@ func (fr *Frame) stored(id vertex.ID) bool {
 
 // prefetchDirty loads into the cache the stored records that hashing the
 // dirty vertices under id will read (see above), when there are at least
-// prefetchMin reads to make. Errors are the backend's; a record that fails to
+// prefetchMin reads to make (else the next prefetchSkip hashes skip it). Errors are the backend's; a record that fails to
 // decode is left for the hasher to report.
 func (fr *Frame) prefetchDirty(id vertex.ID, workers int) error {
 	var tasks []readTask
@@ -108,6 +128,7 @@ func (fr *Frame) prefetchDirty(id vertex.ID, workers int) error {
 		}
 	}
 	if len(tasks) < prefetchMin {
+		fr.db.prefetchIdle.Store(prefetchSkip)
 		return nil
 	}
 	if err := fr.db.readParallel(tasks, workers); err != nil {

@@ -20,6 +20,7 @@ import (
 	"runtime/pprof"
 	"strings"
 
+	"github.com/hexstate/hexstate/trie"
 	"github.com/hexstate/hexstate/vertex"
 )
 
@@ -72,6 +73,7 @@ func run(args []string, out io.Writer) error {
 	fs.IntVar(&f.cacheMB, "cache-mb", 256, "cache size in MiB: hexstate vertex cache and RocksDB block cache each; geth clean trie cache and Pebble cache each")
 	fs.IntVar(&f.reps, "reps", 3, "bulkload mode: repetitions (the fastest is reported)")
 	fs.StringVar(&f.build, "build", "bulk", "how hexstate builds the initial state: bulk (BulkLoadAccounts in a frame, then Persist) or stream (StateLoader: memory independent of the state's size)")
+	recs := fs.String("records", "", "hexstate record variant of new stores: keys-once or child-key-copies (default: the trie package's, keys-once); an existing store follows its own")
 	fs.BoolVar(&journalBlocks, "journal", false, "hexstate: journal every block's frame (DB.Journal) in the persist phase")
 	fs.BoolVar(&journalReopen, "journal-reopen", false, "hexstate: at the end, reopen the store and time the journal's replay")
 	fs.IntVar(&f.scale.accReads, "block-account-reads", 2000, "scale: reads of accounts per block (before its writes)")
@@ -87,6 +89,15 @@ func run(args []string, out io.Writer) error {
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	switch *recs {
+	case "":
+	case vertex.KeysOnce.String():
+		hexRecords = vertex.KeysOnce
+	case vertex.ChildKeyCopies.String():
+		hexRecords = vertex.ChildKeyCopies
+	default:
+		return fmt.Errorf("unknown -records %q (want %v or %v)", *recs, vertex.KeysOnce, vertex.ChildKeyCopies)
 	}
 	for _, s := range strings.Split(*impls, ",") {
 		s = strings.TrimSpace(s)
@@ -163,6 +174,16 @@ func run(args []string, out io.Writer) error {
 			strings.TrimSpace(f.cpuprofile+" "+f.memprofile))
 	}
 	return nil
+}
+
+// hexRecords (flag -records) is the record variant hexstate stores are
+// created with; 0 is the trie package's default.
+var hexRecords vertex.Records
+
+// hexOptions returns the options hexstate DBs of implementation name open
+// with, on a cache of cacheMB MiB.
+func hexOptions(name string, cacheMB int) *trie.Options {
+	return &trie.Options{Format: formatOf(name), CacheBytes: cacheMB << 20, Records: hexRecords}
 }
 
 // formatOf maps an implementation name to its hexstate format.

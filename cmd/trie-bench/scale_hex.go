@@ -31,7 +31,7 @@ func newHexScale(name, dir string, s scaleShape, cacheMB int) (*hexScale, error)
 	if err != nil {
 		return nil, fmt.Errorf("%s: rocks: %w", name, err)
 	}
-	db, err := trie.Open(st, &trie.Options{Format: formatOf(name), CacheBytes: cache})
+	db, err := trie.Open(st, hexOptions(name, cacheMB))
 	if err != nil {
 		st.Close()
 		return nil, fmt.Errorf("%s: open: %w", name, err)
