@@ -39,6 +39,8 @@ type benchFlags struct {
 	reuse        bool   // scale: continue on stores kept in -dir
 	results      string // scale: results file (JSON lines)
 	label        string // scale: a label for the results
+	membound     string // scale: run each implementation under membound with this limit
+	memboundCmd  string // scale: the membound tool
 }
 
 func main() {
@@ -81,6 +83,8 @@ func run(args []string, out io.Writer) error {
 	fs.BoolVar(&f.reuse, "reuse", false, "scale: continue on the stores already built in -dir (skip their build) at their next block")
 	fs.StringVar(&f.results, "results", "", "scale: append per-block results (JSON lines) to this file (default <dir>/results.jsonl)")
 	fs.StringVar(&f.label, "label", "", "scale: a label for this run in the results file")
+	fs.StringVar(&f.membound, "membound", "", "scale: disk-bound mode: run each implementation in a child trie-bench under -membound-cmd with this memory limit, page cache included (e.g. 300M; needs root)")
+	fs.StringVar(&f.memboundCmd, "membound-cmd", "/work/shared/tools/membound", "scale: the membound tool (usage: membound LIMIT COMMAND [ARGS...])")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -122,6 +126,9 @@ func run(args []string, out io.Writer) error {
 		return errors.New("-accounts, -persist-every, -cache-mb and -reps must be positive, -blocks not negative")
 	}
 
+	if f.mode == "scale" && f.membound != "" {
+		return runMembound(&f, args, out)
+	}
 	if f.mode == "scale" {
 		f.scale.accWrites, f.scale.slotWrites = f.cfg.blockAccounts, f.cfg.blockSlots
 		fmt.Fprintf(out, "trie-bench: mode=scale impl=%s accounts=%d blocks=%d persist-every=%d cache-mb=%d seed=%d dir=%s reuse=%v GOMAXPROCS=%d %s\n",
