@@ -27,13 +27,7 @@ func TestBuildsLeaveCompactedStore(t *testing.T) {
 				trietest.Must(t, err, "trie.Open")
 				defer db.Close()
 				if how == "loader" {
-					l, err := db.NewStateLoader()
-					trietest.Must(t, err, "NewStateLoader")
-					for i := 0; i < len(accts); i += 1000 {
-						trietest.Must(t, l.Add(accts[i:i+1000]), "Add")
-					}
-					_, err = l.Commit(0)
-					trietest.Must(t, err, "Commit")
+					trietest.LoadState(t, db, accts, 0)
 				} else {
 					fr := db.Begin()
 					trietest.Must(t, fr.BulkLoadAccounts(accts), "BulkLoadAccounts")
@@ -91,13 +85,7 @@ func BenchmarkBuildCompaction(b *testing.B) {
 					}
 					db, err := trie.Open(be, &trie.Options{Format: f})
 					trietest.Must(b, err, "trie.Open")
-					l, err := db.NewStateLoader()
-					trietest.Must(b, err, "NewStateLoader")
-					for j := 0; j < len(accts); j += 10_000 {
-						trietest.Must(b, l.Add(accts[j:j+10_000]), "Add")
-					}
-					_, err = l.Commit(0)
-					trietest.Must(b, err, "Commit")
+					trietest.LoadState(b, db, accts, 0)
 					b.StopTimer()
 					l0, _ := st.Property("rocksdb.num-files-at-level0")
 					sst, _ := st.Property("rocksdb.total-sst-files-size")

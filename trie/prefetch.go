@@ -56,24 +56,10 @@ type readTask struct {
 	n     int
 }
 
-// held returns the newest version of id that the frames or the pending write
-// hold, and whether one does; it never reads the store. The caller holds db.mu.
-func (fr *Frame) held(id vertex.ID) (*node, bool) {
-	for f := fr; f != nil; f = f.parent {
-		if v, ok := f.vtx.Lookup(id); ok {
-			return v, true
-		}
-	}
-	if p := fr.db.pending; p != nil {
-		return p.lookup(id)
-	}
-	return nil, false
-}
-
 // stored reports whether id's record must come from the store: the frames and
 // the pending write do not hold it and the cache does not either.
 func (fr *Frame) stored(id vertex.ID) bool {
-	_, ok := fr.held(id)
+	_, ok := fr.lookupFrames(id)
 	return !ok && !fr.db.cache.Contains(id)
 }
 
@@ -88,7 +74,7 @@ func (fr *Frame) prefetchDirty(id vertex.ID, workers int) error {
 	for len(stack) > 0 {
 		id := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		v, ok := fr.held(id)
+		v, ok := fr.lookupFrames(id)
 		if !ok || v == nil || !v.Key.IsVoid() {
 			continue // stored (clean), deleted, or hashed already
 		}
@@ -112,7 +98,7 @@ func (fr *Frame) prefetchDirty(id vertex.ID, workers int) error {
 				continue
 			}
 			c := v.Child(n)
-			if _, ok := fr.held(c); ok {
+			if _, ok := fr.lookupFrames(c); ok {
 				stack = append(stack, c)
 				continue
 			}
