@@ -5,8 +5,8 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/hexstate/hexstate/trie"
 	"github.com/hexstate/hexstate/internal/trietest"
+	"github.com/hexstate/hexstate/trie"
 	"github.com/hexstate/hexstate/vertex"
 )
 
