@@ -116,21 +116,30 @@ func KeysRoot(t testing.TB, m KeyModel) hashkey.Hash {
 	return tr.Hash()
 }
 
-// AdminTop reads the allocator top from the admin record (docs/format.md §3:
-// "hxst" | format u8 | records u8 | top u64 | block u64 | root [32] |
-// crc32c u32; revision 1 without the records byte).
+// AdminTop reads the allocator top from the admin record.
 func AdminTop(t testing.TB, b trie.Backend) vertex.ID {
 	t.Helper()
 	a, err := b.Admin()
 	Must(t, err, "Admin")
-	switch len(a) {
-	case 58:
-		return vertex.ID(binary.BigEndian.Uint64(a[6:14]))
-	case 57:
-		return vertex.ID(binary.BigEndian.Uint64(a[5:13]))
+	top, _ := AdminFields(t, a)
+	return top
+}
+
+// AdminFields returns the allocator top and the block of admin record rec
+// (docs/format.md §3: "hxst" | format u8 | records u8 | top u64 | block u64 |
+// root [32] | crc32c u32; revision 1 without the records byte).
+func AdminFields(t testing.TB, rec []byte) (top vertex.ID, block uint64) {
+	t.Helper()
+	off := 0
+	switch {
+	case len(rec) == 58 && string(rec[:4]) == "hxst":
+		off = 6
+	case len(rec) == 57 && string(rec[:4]) == "hxst":
+		off = 5
+	default:
+		t.Fatalf("not an admin record (58 bytes, or 57 in revision 1): %x", rec)
 	}
-	t.Fatalf("admin record of %d bytes, want 58 (or 57, revision 1)", len(a))
-	return 0
+	return vertex.ID(binary.BigEndian.Uint64(rec[off:])), binary.BigEndian.Uint64(rec[off+8:])
 }
 
 // Records returns every vertex record in b (IDs 1..top of the admin record).
