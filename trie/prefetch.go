@@ -123,12 +123,15 @@ func (fr *Frame) prefetchDirty(id vertex.ID, workers int) error {
 	// Round two: the storage roots of the clean accounts just read.
 	tasks = tasks[:0]
 	for _, c := range accts {
+		s := vertex.NoID
+		// Nothing else of the cache in the callback: Get holds its shard.
 		fr.db.cache.Get(c, func(rec []byte) error {
-			if s := storageOf(rec); s != vertex.NoID && fr.stored(s) {
-				tasks = append(tasks, readTask{s, 1})
-			}
+			s = storageOf(rec)
 			return nil
 		})
+		if s != vertex.NoID && fr.stored(s) {
+			tasks = append(tasks, readTask{s, 1})
+		}
 	}
 	if len(tasks) < prefetchMin {
 		return nil
