@@ -67,7 +67,7 @@ func BenchmarkLayout(b *testing.B) {
 				st, err := rocks.Open(filepath.Join(dir, l.name), &rocks.Options{
 					BlockCacheBytes: cache, Statistics: true, BackgroundJobs: 2})
 				trietest.Must(b, err, "rocks.Open")
-				db, err := trie.Open(st, &trie.Options{Format: f, CacheBytes: cache, NoChildKeys: l.noChild})
+				db, err := trie.Open(st, &trie.Options{Format: f, CacheBytes: cache, Records: trietest.RecordsOf(l.noChild)})
 				trietest.Must(b, err, "trie.Open")
 				bs0, err := st.BlockStats()
 				trietest.Must(b, err, "BlockStats")
@@ -152,7 +152,7 @@ func layKey(i int) []byte {
 func layBuild(b *testing.B, dir string, f vertex.Format, noChild bool, n int) int64 {
 	st, err := rocks.Open(dir, &rocks.Options{BackgroundJobs: 2})
 	trietest.Must(b, err, "rocks.Open")
-	db, err := trie.Open(st, &trie.Options{Format: f, NoChildKeys: noChild})
+	db, err := trie.Open(st, &trie.Options{Format: f, Records: trietest.RecordsOf(noChild)})
 	trietest.Must(b, err, "trie.Open")
 	r := rand.New(rand.NewPCG(uint64(n), 80))
 	val := make([]byte, 80)

@@ -5,7 +5,19 @@ import "github.com/linxGnu/grocksdb"
 // Compact flushes the memtables and compacts every key of both column families
 // down to the bottommost level, rewriting the bottommost files too, so that a
 // benchmark can measure a fully compacted database. It blocks until done.
-func (s *Store) Compact() error {
+func (s *Store) Compact() error { return s.compact(grocksdb.KForceOptimized) }
+
+// CompactBuilt flushes the memtables and compacts every key of both column
+// families down to the bottommost level, leaving the files already there as
+// they are unless keys from above overlap them: the store a build (trie's
+// StateLoader, bulk load, copy) leaves is then in its final shape — every
+// record in sorted, non-overlapping files at one level, nothing in level 0 —
+// without rewriting what background compactions already put at the bottom.
+// It blocks until done; it is how rocks.Store implements trie.Compactor.
+func (s *Store) CompactBuilt() error { return s.compact(grocksdb.KSkip) }
+
+// compact is Compact with the bottommost level's treatment.
+func (s *Store) compact(bottom grocksdb.BottommostLevelCompaction) error {
 	if err := s.acquireWritable(); err != nil {
 		return err
 	}
@@ -15,7 +27,7 @@ func (s *Store) Compact() error {
 	}
 	co := grocksdb.NewCompactRangeOptions()
 	defer co.Destroy()
-	co.SetBottommostLevelCompaction(grocksdb.KForceOptimized)
+	co.SetBottommostLevelCompaction(bottom)
 	co.SetExclusiveManualCompaction(true)
 	for _, cf := range []*grocksdb.ColumnFamilyHandle{s.cfVertex, s.cfAdmin} {
 		s.db.CompactRangeCFOpt(cf, grocksdb.Range{}, co)

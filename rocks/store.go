@@ -264,19 +264,6 @@ func (s *Store) flush() error {
 	return err
 }
 
-// flushCFs flushes both column families and waits.
-func (s *Store) flushCFs() error {
-	fo := grocksdb.NewDefaultFlushOptions()
-	defer fo.Destroy()
-	fo.SetWait(true)
-	for _, cf := range []*grocksdb.ColumnFamilyHandle{s.cfVertex, s.cfAdmin} {
-		if err := s.db.FlushCF(cf, fo); err != nil {
-			return fmt.Errorf("rocks: flush %q: %w", cf.Name(), err)
-		}
-	}
-	return nil
-}
-
 // release closes the database and frees the native objects, in the order
 // RocksDB needs (handles before the DB, options after it).
 func (s *Store) release() {

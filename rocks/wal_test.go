@@ -1,7 +1,6 @@
 package rocks_test
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -93,15 +92,12 @@ func walStore(t *testing.T) (string, map[uint64]hashkey.Hash, string) {
 	return dir, roots, logs[len(logs)-1]
 }
 
-// adminBlock reads the block number out of a raw admin record (docs/format.md:
-// "hxst" | format u8 | top u64 | block u64 | ...); trie.Open on the salvaged
-// store cross-checks it.
+// adminBlock reads the block number out of a raw admin record
+// (docs/format.md §3); trie.Open on the salvaged store cross-checks it.
 func adminBlock(t *testing.T, rec []byte) uint64 {
 	t.Helper()
-	if len(rec) != 57 || string(rec[:4]) != "hxst" {
-		t.Fatalf("not an admin record: %x", rec)
-	}
-	return binary.BigEndian.Uint64(rec[13:21])
+	_, block := trietest.AdminFields(t, rec)
+	return block
 }
 
 // openTrie opens the trie database on st and returns its block and root.

@@ -38,7 +38,8 @@ type SlotLeaf struct {
 // BulkLoadAccounts builds the state trie of an empty frame from accounts sorted by
 // AddrHash (strictly increasing), each with its storage sorted by slot hash. It
 // fails, changing nothing, on unsorted or duplicate keys, zero slot values, or a
-// frame whose state is not empty.
+// frame whose state is not empty. The Persist that writes the frame waits for
+// its write and compacts the store (see Compactor) before it returns.
 func (fr *Frame) BulkLoadAccounts(accounts []AccountLeaf) error {
 	if err := fr.enter(useWrite, "bulk load accounts"); err != nil {
 		return err
@@ -58,7 +59,11 @@ func (fr *Frame) BulkLoadAccounts(accounts []AccountLeaf) error {
 		nslots += len(accounts[i].Storage)
 	}
 	fr.vtx.Reserve(bulkReserve(fr.db.format, len(accounts)+nslots))
-	return fr.buildSorted(accountInput(accounts))
+	if err := fr.buildSorted(accountInput(accounts)); err != nil {
+		return err
+	}
+	fr.built = true
+	return nil
 }
 
 // bulkLoad builds the generic trie of an empty frame from keys sorted strictly

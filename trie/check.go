@@ -188,9 +188,9 @@ func (db *DB) Check(ctx context.Context, opts *CheckOptions) (*CheckReport, erro
 	switch a, err := decodeAdmin(rec); {
 	case err != nil:
 		rep.addViolation(vertex.NoID, adminWhere, fmt.Sprintf("unreadable: %v", err))
-	case a.top != db.base.alloc.Top || a.root != db.root || a.block != db.block || a.format != db.format:
-		rep.addViolation(vertex.NoID, adminWhere, fmt.Sprintf("changed since the database was opened: top %d, block %d, root %v, format %v; opened with top %d, block %d, root %v, format %v",
-			a.top, a.block, a.root, a.format, db.base.alloc.Top, db.block, db.root, db.format))
+	case a.top != db.base.alloc.Top || a.root != db.root || a.block != db.block || a.format != db.format || (a.records != 0 && a.records != db.records):
+		rep.addViolation(vertex.NoID, adminWhere, fmt.Sprintf("changed since the database was opened: top %d, block %d, root %v, format %v, records %v; opened with top %d, block %d, root %v, format %v, records %v",
+			a.top, a.block, a.root, a.format, a.records, db.base.alloc.Top, db.block, db.root, db.format, db.records))
 	}
 	rep.compareRoot("the admin record's root")
 	if o.CountRecords {

@@ -72,7 +72,7 @@ const (
 //
 // Where a source branch lacks its children's keys and db stores them, the
 // missing keys are computed from the children (leaves hashed); where db stores
-// none (Options.NoChildKeys) they are dropped.
+// none (Options.Records) they are dropped.
 func (db *DB) CopyFrom(ctx context.Context, src *DB, opts CopyOptions) (hashkey.Hash, error) {
 	c, err := db.startCopy(src, &opts)
 	if err != nil {

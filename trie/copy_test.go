@@ -21,7 +21,7 @@ func other(f vertex.Format) vertex.Format {
 
 func newMem(t *testing.T, f vertex.Format, noChild bool) *trie.DB {
 	t.Helper()
-	db, err := trie.Open(trie.NewMemoryBackend(), &trie.Options{Format: f, NoChildKeys: noChild})
+	db, err := trie.Open(trie.NewMemoryBackend(), &trie.Options{Format: f, Records: trietest.RecordsOf(noChild)})
 	trietest.Must(t, err, "Open")
 	return db
 }
@@ -30,7 +30,7 @@ func newMem(t *testing.T, f vertex.Format, noChild bool) *trie.DB {
 func loaded(t *testing.T, f vertex.Format, accts []trie.AccountLeaf, noChild bool) (*trie.DB, trie.Backend) {
 	t.Helper()
 	b := trie.NewMemoryBackend()
-	db, err := trie.Open(b, &trie.Options{Format: f, NoChildKeys: noChild})
+	db, err := trie.Open(b, &trie.Options{Format: f, Records: trietest.RecordsOf(noChild)})
 	trietest.Must(t, err, "Open")
 	trietest.LoadState(t, db, accts, 9)
 	return db, b
@@ -65,7 +65,7 @@ func TestCopyIsTheBuildersStore(t *testing.T) {
 			src, _ := loaded(t, f, accts, false)
 			_, want := loaded(t, other(f), accts, false)
 			b := trie.NewMemoryBackend()
-			dst, err := trie.Open(b, &trie.Options{Format: other(f)})
+			dst, err := trie.Open(b, &trie.Options{Format: other(f), Records: vertex.ChildKeyCopies})
 			trietest.Must(t, err, "Open")
 			root, err := dst.CopyFrom(context.Background(), src, trie.CopyOptions{Block: src.Block()})
 			trietest.Must(t, err, "CopyFrom")
@@ -90,7 +90,7 @@ func TestCopyGrownStore(t *testing.T) {
 				for _, to := range trietest.Formats {
 					_, want := loaded(t, to, accts, false)
 					b := trie.NewMemoryBackend()
-					dst, err := trie.Open(b, &trie.Options{Format: to})
+					dst, err := trie.Open(b, &trie.Options{Format: to, Records: vertex.ChildKeyCopies})
 					trietest.Must(t, err, "Open")
 					_, err = dst.CopyFrom(context.Background(), src, trie.CopyOptions{Block: 9})
 					trietest.Must(t, err, "CopyFrom to %v", to)
@@ -111,7 +111,7 @@ func TestCopyResumes(t *testing.T) {
 			_, want := loaded(t, f, accts, false)
 			for stop := 1; ; stop++ {
 				b := trie.NewMemoryBackend()
-				dst, err := trie.Open(b, &trie.Options{Format: f})
+				dst, err := trie.Open(b, &trie.Options{Format: f, Records: vertex.ChildKeyCopies})
 				trietest.Must(t, err, "Open")
 				ctx, cancel := context.WithCancel(context.Background())
 				var state []byte
@@ -136,7 +136,7 @@ func TestCopyResumes(t *testing.T) {
 				if !errors.Is(err, context.Canceled) {
 					t.Fatalf("stop %d: %v, want context.Canceled", stop, err)
 				}
-				dst, err = trie.Open(b, &trie.Options{Format: f})
+				dst, err = trie.Open(b, &trie.Options{Format: f, Records: vertex.ChildKeyCopies})
 				trietest.Must(t, err, "reopen")
 				_, err = dst.CopyFrom(context.Background(), src, trie.CopyOptions{Block: 9, Resume: state})
 				trietest.Must(t, err, "resume at %d", stop)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/hexstate/hexstate/hashkey"
 	"github.com/hexstate/hexstate/trie/internal/reccache"
@@ -24,13 +25,16 @@ type Options struct {
 	// load, in parallel (default GOMAXPROCS; 1 works serially). Results are
 	// identical either way.
 	Workers int
-	// NoChildKeys stores only a branch's own key in its record, not its
-	// children's keys: a branch record keeps its own 32-byte key but not up to
-	// 16 more (docs/format.md §4.5), but re-hashing a branch read from the store
-	// must then read all its
-	// children (one range read in v2, one point read per child in v1). Both
-	// kinds of records can be read whatever this is set to.
-	NoChildKeys bool
+	// Records selects the record variant: whether branch records carry copies
+	// of their children's keys (docs/format.md §4.5, docs/design.md "Each key
+	// once"). 0 means the variant the admin record names, and for a new
+	// database vertex.DefaultRecords (each hash key stored once). A variant
+	// other than the one the admin record names fails with a *RecordsError
+	// (trie-migrate converts). An admin record written before variants were
+	// recorded names none: its database takes this variant, or
+	// vertex.ChildKeyCopies for 0. Records of both variants are read whatever
+	// this is set to.
+	Records vertex.Records
 	// SyncPersist makes Persist wait for its own write to land (and return its
 	// error) instead of leaving it to the background writer.
 	SyncPersist bool
@@ -69,13 +73,17 @@ type DB struct {
 	backend        Backend
 	format         vertex.Format
 	workers        int
-	noChild        bool // Options.NoChildKeys
+	records        vertex.Records
+	noChild        bool // records != vertex.ChildKeyCopies: branch records without children's keys
 	cache          *reccache.Cache
 	base           *Frame // the persisted state, as a frame with no changes
 	block          uint64
 	root           hashkey.Hash
 	closed         bool
 	loading        bool // a StateLoader is running
+	// prefetchIdle is how many more hashes skip the batched prefetch
+	// (prefetch.go).
+	prefetchIdle atomic.Int32
 }
 
 // Open opens the database held by b, or creates one in an empty b. On success
@@ -96,21 +104,33 @@ func Open(b Backend, opts *Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("trie: reading admin record: %w", err)
 	}
+	var found *admin
 	a := admin{format: want, top: vertex.FirstFreeID - 1, root: hashkey.EmptyRoot}
+	if rec != nil {
+		if a, err = decodeAdmin(rec); err != nil {
+			return nil, err
+		}
+		if a.format != want {
+			return nil, &FormatError{Found: a.format, Want: want}
+		}
+		found = &a
+	}
+	recs, err := recordsFor(found, opts.Records)
+	if err != nil {
+		return nil, err
+	}
 	if rec == nil {
+		a.records = recs
 		if err := b.Write(&vertex.Batch{Admin: a.encode()}); err != nil {
 			return nil, fmt.Errorf("trie: creating database: %w", err)
 		}
-	} else if a, err = decodeAdmin(rec); err != nil {
-		return nil, err
-	} else if a.format != want {
-		return nil, &FormatError{Found: a.format, Want: want}
 	}
 	db := &DB{
 		backend: b,
 		format:  a.format,
 		workers: opts.Workers,
-		noChild: opts.NoChildKeys,
+		records: recs,
+		noChild: recs != vertex.ChildKeyCopies,
 		cache:   reccache.New(cmpOr(opts.CacheBytes, 256<<20)),
 		block:   a.block,
 		root:    a.root,
@@ -152,6 +172,10 @@ func (db *DB) checkRoot() error {
 
 // Format is the database's on-disk layout.
 func (db *DB) Format() vertex.Format { return db.format }
+
+// Records is the database's record variant: whether branch records carry
+// copies of their children's keys.
+func (db *DB) Records() vertex.Records { return db.records }
 
 // Block is the block number of the persisted state: the last block Persist
 // accepted, whether or not its background write has landed (see Written).
@@ -304,16 +328,5 @@ func (db *DB) prefetchChildren(fr *Frame, v *node) error {
 	if missing < 2 {
 		return nil
 	}
-	err := db.backend.VertexRange(v.Base, vertex.BranchSlots, func(id vertex.ID, rec []byte) error {
-		// A cached version may carry keys the record lacks; a pending write's
-		// version is newer than the store's.
-		if !db.cache.Contains(id) && !db.inPending(id) {
-			db.cache.Put(id, rec) // checked when decoded, like every cached record
-		}
-		return nil
-	})
-	if err != nil && !errors.Is(err, vertex.ErrCorrupt) {
-		err = fmt.Errorf("trie: reading children of branch at base %d: %w", v.Base, err)
-	}
-	return err
+	return db.readInto(readTask{v.Base, vertex.BranchSlots})
 }

@@ -40,6 +40,25 @@ func (e *FormatError) Error() string {
 	return fmt.Sprintf("trie: database is in format %v, %v requested", e.Found, e.Want)
 }
 
+// RecordsError is returned by Open when the requested record variant
+// (Options.Records) is one this build does not know (Found is then 0), when
+// the admin record names a variant this build does not know (Found), or when
+// the requested variant contradicts the one the admin record names.
+type RecordsError struct {
+	Found, Want vertex.Records
+}
+
+// Error says which variant was found and which was requested.
+func (e *RecordsError) Error() string {
+	if e.Found == 0 && !e.Want.Valid() {
+		return fmt.Sprintf("trie: record variant %v requested; this build reads and writes %v and %v", e.Want, vertex.KeysOnce, vertex.ChildKeyCopies)
+	}
+	if !e.Found.Valid() {
+		return fmt.Sprintf("trie: database has record variant %v, which this build does not know", e.Found)
+	}
+	return fmt.Sprintf("trie: database has %v records, %v requested (open with Options.Records 0 to follow the database, or convert it with trie-migrate)", e.Found, e.Want)
+}
+
 // vertexError wraps a vertex read or decode failure with the ID it concerns.
 func vertexError(id vertex.ID, err error) error {
 	return fmt.Errorf("trie: vertex %d: %w", id, err)

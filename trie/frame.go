@@ -48,6 +48,7 @@ type Frame struct {
 	slab    []node           // vertices handed out by newVertex
 	accSlab []vertex.Account // accounts handed out by newAccount
 	writes  int              // writes since the last hash, to choose parallel hashing
+	built   bool             // BulkLoadAccounts built it: its Persist compacts the store
 	// journaled is set (under db.mu) once the frame's entry is in the journal,
 	// under jkey (see journal.go).
 	journaled bool

@@ -201,7 +201,7 @@ func (l *StateLoader) usable() error {
 }
 
 // emit encodes a finished vertex into the batch being filled, without its
-// children's keys when the database stores none (Options.NoChildKeys), as
+// children's keys when the database stores none (Options.Records), as
 // Persist does.
 func (l *StateLoader) emit(id vertex.ID, v *vertex.Vertex) error {
 	if l.db.noChild && v.ChildKeys != nil {

@@ -248,7 +248,7 @@ func TestLoadPathsSameRecords(t *testing.T) {
 			var all []stored
 			for _, workers := range []int{1, 2, 4} {
 				mem := trie.NewMemoryBackend()
-				db, _ := trie.Open(mem, &trie.Options{Format: f, Workers: workers, NoChildKeys: noChild})
+				db, _ := trie.Open(mem, &trie.Options{Format: f, Workers: workers, Records: trietest.RecordsOf(noChild)})
 				fr := db.Begin()
 				trietest.Must(t, fr.BulkLoadAccounts(accs), "BulkLoadAccounts")
 				trietest.Must(t, db.Persist(fr, 5), "Persist")
@@ -261,7 +261,7 @@ func TestLoadPathsSameRecords(t *testing.T) {
 				db.Close()
 			}
 			mem := trie.NewMemoryBackend()
-			db, _ := trie.Open(mem, &trie.Options{Format: f, NoChildKeys: noChild})
+			db, _ := trie.Open(mem, &trie.Options{Format: f, Records: trietest.RecordsOf(noChild)})
 			if r := loadInChunks(t, db, rng, accs, 5); r != want {
 				t.Fatalf("%s: loaded root %v, want %v", name, r, want)
 			}

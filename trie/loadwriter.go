@@ -81,11 +81,18 @@ func (w *loadWriter) wait() error {
 }
 
 // commit writes the batch being filled with the admin record of block, root
-// and alloc's top, and makes the loaded state the database's persisted state.
-// The write in flight, if any, must be done.
+// and alloc's top, makes the loaded state the database's persisted state and
+// compacts the store (compact.go). The write in flight, if any, must be done.
 func (w *loadWriter) commit(alloc vertex.Allocator, block uint64, root hashkey.Hash) error {
+	if err := w.commitLocked(alloc, block, root); err != nil {
+		return err
+	}
+	return w.db.compactBuilt(w.what)
+}
+
+func (w *loadWriter) commitLocked(alloc vertex.Allocator, block uint64, root hashkey.Hash) error {
 	db := w.db
-	a := admin{format: db.format, top: alloc.Top, block: block, root: root}
+	a := admin{format: db.format, records: db.records, top: alloc.Top, block: block, root: root}
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	if err := w.writeLocked(w.cur, a.encode()); err != nil {

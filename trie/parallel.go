@@ -23,6 +23,11 @@ func (fr *Frame) rootKey(id vertex.ID) (hashkey.Key, error) {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
+	if fr.writes > 0 && fr.db.prefetchDue() {
+		if err := fr.prefetchDirty(id, workers); err != nil {
+			return hashkey.Key{}, err
+		}
+	}
 	if workers > 1 && fr.writes >= parallelMin {
 		if err := fr.hashChildrenParallel(id, workers); err != nil {
 			return hashkey.Key{}, err

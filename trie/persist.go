@@ -50,8 +50,15 @@ func (db *DB) Persist(fr *Frame, block uint64) error {
 	if err := db.settle(); err != nil {
 		return err
 	}
-	if err := db.persistLocked(fr, block); err != nil {
+	built, err := db.persistLocked(fr, block)
+	if err != nil {
 		return err
+	}
+	if built { // a bulk load: the store is compacted once it is written
+		if err := db.settle(); err != nil {
+			return err
+		}
+		return db.compactBuilt(fmt.Sprintf("persist block %d", block))
 	}
 	if db.syncPersist {
 		return db.settle()
@@ -60,35 +67,36 @@ func (db *DB) Persist(fr *Frame, block uint64) error {
 }
 
 // persistLocked is Persist once no write is pending: it takes db.mu, encodes
-// the batch, moves the base and starts the writer.
-func (db *DB) persistLocked(fr *Frame, block uint64) error {
+// the batch, moves the base and starts the writer. It reports whether a frame
+// it persists was built by BulkLoadAccounts.
+func (db *DB) persistLocked(fr *Frame, block uint64) (built bool, err error) {
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	if err := fr.check(false); err != nil {
-		return err
+		return false, err
 	}
 	var chain []*Frame // fr first, down to (not including) the base
 	for f := fr; f != db.base; f = f.parent {
 		if f == nil {
-			return ErrStale // fr does not descend from the current base
+			return false, ErrStale // fr does not descend from the current base
 		}
 		chain = append(chain, f)
 	}
 	if len(chain) == 0 { // fr is the base already: a repeated Persist
 		if block == db.block {
-			return nil
+			return false, nil
 		}
-		return fmt.Errorf("trie: persist block %d: the frame is already persisted as block %d", block, db.block)
+		return false, fmt.Errorf("trie: persist block %d: the frame is already persisted as block %d", block, db.block)
 	}
 	if err := db.checkBlockOrder(block); err != nil {
-		return fmt.Errorf("trie: persist block %d: %w", block, err)
+		return false, fmt.Errorf("trie: persist block %d: %w", block, err)
 	}
 	if fr.journaled && fr.jkey.Block != block {
-		return fmt.Errorf("trie: persist block %d: %w: it was journalled as block %d", block, ErrJournalBlock, fr.jkey.Block)
+		return false, fmt.Errorf("trie: persist block %d: %w: it was journalled as block %d", block, ErrJournalBlock, fr.jkey.Block)
 	}
 	root, err := fr.hash()
 	if err != nil {
-		return fmt.Errorf("trie: persist: hashing: %w", err)
+		return false, fmt.Errorf("trie: persist: hashing: %w", err)
 	}
 	if invariants {
 		fr.assertInvariants(fmt.Sprintf("persisting block %d", block))
@@ -100,6 +108,7 @@ func (db *DB) persistLocked(fr *Frame, block uint64) error {
 		key: journal.Key{Block: block, Root: root, Top: fr.alloc.Top}}
 	for _, f := range chain {
 		p.stores = append(p.stores, f.vtx)
+		built = built || f.built
 	}
 	for _, f := range chain[1:] {
 		f.state, f.vtx = folded, vertexStore{}
@@ -109,7 +118,7 @@ func (db *DB) persistLocked(fr *Frame, block uint64) error {
 	db.base, db.block, db.root = fr, block, root
 	db.pending = p
 	db.startWrite(p)
-	return nil
+	return built, nil
 }
 
 // checkBlockOrder returns an error wrapping ErrBlockOrder unless the state

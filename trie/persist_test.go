@@ -13,7 +13,7 @@ import (
 // with one range read. Those tests, and the generic-key helpers, are in
 // internal/trietest (persist.go, generic.go); this file keeps the memory-only one.
 
-// TestPersistChildKeys: with children's keys in branch records (the default), a
+// TestPersistChildKeys: with children's keys in branch records, a
 // cold reopened DB re-hashes an update by reading only the updated paths, in
 // both layouts: fewer reads than without them (v2: siblings in one range read
 // per branch; v1: one point read per sibling).
@@ -22,7 +22,7 @@ func TestPersistChildKeys(t *testing.T) {
 		reads := map[bool]uint64{}
 		for _, noChild := range []bool{false, true} {
 			s := trietest.NewStore(t, trietest.Memory)
-			s.NoChildKeys = noChild
+			s.Records = trietest.RecordsOf(noChild)
 			db := s.Open(f)
 			trietest.BuildKeys(t, db, 4000)
 			db.Close()

@@ -35,6 +35,10 @@ type pendingWrite struct {
 	top    vertex.ID
 	key    journal.Key   // the persisted state's journal key
 	batch  *vertex.Batch // encoded by the writer; kept for a retry
+	// cached holds, with keys once, the records the cache gets instead of the
+	// batch's for branches whose children's keys are known: the batch's
+	// records with those keys (see cachedRecords). Sorted by ID.
+	cached []vertex.Record
 }
 
 // lookup returns the newest version of id in the persisted frames (nil:
@@ -51,7 +55,7 @@ func (p *pendingWrite) lookup(id vertex.ID) (*node, bool) {
 
 // encode merges the stores' changes into one batch with the admin record.
 func (db *DB) encode(p *pendingWrite) *vertex.Batch {
-	a := admin{format: db.format, top: p.top, block: p.block, root: p.root}
+	a := admin{format: db.format, records: db.records, top: p.top, block: p.block, root: p.root}
 	batch := &vertex.Batch{Admin: a.encode()}
 	changes, size := chainChanges(p.stores)
 	batch.Puts, batch.Deletes = encodeChanges(func(yield func(vertex.ID, *node)) {
@@ -59,7 +63,31 @@ func (db *DB) encode(p *pendingWrite) *vertex.Batch {
 			yield(c.id, c.v)
 		}
 	}, size, !db.noChild)
+	if db.noChild {
+		p.cached = cachedRecords(changes)
+	}
 	return batch
+}
+
+// cachedRecords encodes, for the cache, the changed branches that know their
+// children's keys (a hash left them in memory) with those keys: the store
+// gets each key once, but the cache keeps what the next re-hash of a branch
+// written now — a branch near the root is re-hashed in nearly every block —
+// would otherwise read its children for (docs/design.md "Each key once").
+func cachedRecords(changes []change) []vertex.Record {
+	var out []vertex.Record
+	var buf []byte
+	for _, c := range changes {
+		if v := c.v; v != nil && v.Kind == vertex.Branch && v.ChildKeys != nil && v.stale == 0 && v.Key.IsHash() {
+			if cap(buf)-len(buf) < 1024 {
+				buf = make([]byte, 0, 64<<10)
+			}
+			start := len(buf)
+			buf = v.encode(buf, true)
+			out = append(out, vertex.Record{ID: c.id, Rec: buf[start:len(buf):len(buf)]})
+		}
+	}
+	return out
 }
 
 // encodeChanges encodes the changes each yields (a nil vertex: the ID is
@@ -116,7 +144,11 @@ func (db *DB) write(p *pendingWrite, done chan struct{}) {
 	}
 	// p still shadows the cache for its IDs, so the cache can be brought up to
 	// date before p is dropped, without holding db.mu.
+	hot := p.cached
 	for _, r := range p.batch.Puts {
+		if len(hot) > 0 && hot[0].ID == r.ID {
+			r, hot = hot[0], hot[1:]
+		}
 		db.cache.Put(r.ID, r.Rec)
 	}
 	for _, id := range p.batch.Deletes {

@@ -29,3 +29,39 @@ func (f Format) String() string {
 	}
 	return fmt.Sprintf("v?%d", uint8(f))
 }
+
+// Records is a record variant: whether a branch record carries copies of its
+// children's hash keys besides its own key (docs/format.md §4.5). It is
+// independent of the layout (Format): both layouts have both variants, and
+// records of either variant decode whatever variant a database writes.
+type Records uint8
+
+const (
+	// KeysOnce stores every hash key once: a branch record holds its own key
+	// and none of its children's, so re-hashing a branch read from the store
+	// reads its children (one range read over its 16 slots in format v2).
+	KeysOnce Records = 1
+	// ChildKeyCopies stores with a branch's own key copies of its children's
+	// keys, so re-hashing it reads no sibling; records are larger (every branch
+	// key is stored twice). It was the only variant written before the admin
+	// record named one.
+	ChildKeyCopies Records = 2
+)
+
+// DefaultRecords is the variant new databases are created with.
+const DefaultRecords = KeysOnce
+
+// Valid reports whether r is a variant this build reads and writes.
+func (r Records) Valid() bool { return r == KeysOnce || r == ChildKeyCopies }
+
+// String returns "keys-once", "child-key-copies", or "records?N" for an
+// unknown variant.
+func (r Records) String() string {
+	switch r {
+	case KeysOnce:
+		return "keys-once"
+	case ChildKeyCopies:
+		return "child-key-copies"
+	}
+	return fmt.Sprintf("records?%d", uint8(r))
+}

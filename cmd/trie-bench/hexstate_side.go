@@ -34,7 +34,7 @@ func newHexSide(name string, f vertex.Format, dir string, cacheMB int, stream bo
 	if err != nil {
 		return nil, err
 	}
-	db, err := trie.Open(st, &trie.Options{Format: f, CacheBytes: cache})
+	db, err := trie.Open(st, hexOptions(name, cacheMB))
 	if err != nil {
 		st.Close()
 		return nil, err

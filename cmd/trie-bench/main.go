@@ -20,6 +20,7 @@ import (
 	"runtime/pprof"
 	"strings"
 
+	"github.com/hexstate/hexstate/trie"
 	"github.com/hexstate/hexstate/vertex"
 )
 
@@ -38,6 +39,8 @@ type benchFlags struct {
 	reuse        bool   // scale: continue on stores kept in -dir
 	results      string // scale: results file (JSON lines)
 	label        string // scale: a label for the results
+	membound     string // scale: run each implementation under membound with this limit
+	memboundCmd  string // scale: the membound tool
 }
 
 func main() {
@@ -72,6 +75,7 @@ func run(args []string, out io.Writer) error {
 	fs.IntVar(&f.cacheMB, "cache-mb", 256, "cache size in MiB: hexstate vertex cache and RocksDB block cache each; geth clean trie cache and Pebble cache each")
 	fs.IntVar(&f.reps, "reps", 3, "bulkload mode: repetitions (the fastest is reported)")
 	fs.StringVar(&f.build, "build", "bulk", "how hexstate builds the initial state: bulk (BulkLoadAccounts in a frame, then Persist) or stream (StateLoader: memory independent of the state's size)")
+	recs := fs.String("records", "", "hexstate record variant of new stores: keys-once or child-key-copies (default: the trie package's, keys-once); an existing store follows its own")
 	fs.BoolVar(&journalBlocks, "journal", false, "hexstate: journal every block's frame (DB.Journal) in the persist phase")
 	fs.BoolVar(&journalReopen, "journal-reopen", false, "hexstate: at the end, reopen the store and time the journal's replay")
 	fs.IntVar(&f.scale.accReads, "block-account-reads", 2000, "scale: reads of accounts per block (before its writes)")
@@ -79,6 +83,8 @@ func run(args []string, out io.Writer) error {
 	fs.BoolVar(&f.reuse, "reuse", false, "scale: continue on the stores already built in -dir (skip their build) at their next block")
 	fs.StringVar(&f.results, "results", "", "scale: append per-block results (JSON lines) to this file (default <dir>/results.jsonl)")
 	fs.StringVar(&f.label, "label", "", "scale: a label for this run in the results file")
+	fs.StringVar(&f.membound, "membound", "", "scale: disk-bound mode: run each implementation in a child trie-bench under -membound-cmd with this memory limit, page cache included (e.g. 300M; needs root)")
+	fs.StringVar(&f.memboundCmd, "membound-cmd", "/work/shared/tools/membound", "scale: the membound tool (usage: membound LIMIT COMMAND [ARGS...])")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -87,6 +93,15 @@ func run(args []string, out io.Writer) error {
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	switch *recs {
+	case "":
+	case vertex.KeysOnce.String():
+		hexRecords = vertex.KeysOnce
+	case vertex.ChildKeyCopies.String():
+		hexRecords = vertex.ChildKeyCopies
+	default:
+		return fmt.Errorf("unknown -records %q (want %v or %v)", *recs, vertex.KeysOnce, vertex.ChildKeyCopies)
 	}
 	for _, s := range strings.Split(*impls, ",") {
 		s = strings.TrimSpace(s)
@@ -111,6 +126,9 @@ func run(args []string, out io.Writer) error {
 		return errors.New("-accounts, -persist-every, -cache-mb and -reps must be positive, -blocks not negative")
 	}
 
+	if f.mode == "scale" && f.membound != "" {
+		return runMembound(&f, args, out)
+	}
 	if f.mode == "scale" {
 		f.scale.accWrites, f.scale.slotWrites = f.cfg.blockAccounts, f.cfg.blockSlots
 		fmt.Fprintf(out, "trie-bench: mode=scale impl=%s accounts=%d blocks=%d persist-every=%d cache-mb=%d seed=%d dir=%s reuse=%v GOMAXPROCS=%d %s\n",
@@ -163,6 +181,16 @@ func run(args []string, out io.Writer) error {
 			strings.TrimSpace(f.cpuprofile+" "+f.memprofile))
 	}
 	return nil
+}
+
+// hexRecords (flag -records) is the record variant hexstate stores are
+// created with; 0 is the trie package's default.
+var hexRecords vertex.Records
+
+// hexOptions returns the options hexstate DBs of implementation name open
+// with, on a cache of cacheMB MiB.
+func hexOptions(name string, cacheMB int) *trie.Options {
+	return &trie.Options{Format: formatOf(name), CacheBytes: cacheMB << 20, Records: hexRecords}
 }
 
 // formatOf maps an implementation name to its hexstate format.

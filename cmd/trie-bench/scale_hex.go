@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"path/filepath"
+	"strconv"
 
 	"github.com/hexstate/hexstate/hashkey"
 	"github.com/hexstate/hexstate/rocks"
@@ -15,6 +16,7 @@ import (
 type hexScale struct {
 	name     string
 	shape    scaleShape
+	grow     bool // build by inserts in random order (-build random), not a StateLoader
 	store    *rocks.Store
 	db       *trie.DB
 	tip, cur *trie.Frame
@@ -25,25 +27,29 @@ type hexScale struct {
 	}
 }
 
-func newHexScale(name, dir string, s scaleShape, cacheMB int) (*hexScale, error) {
+func newHexScale(name, dir string, s scaleShape, cacheMB int, grow bool) (*hexScale, error) {
 	cache := cacheMB << 20
 	st, err := rocks.Open(filepath.Join(dir, name), &rocks.Options{Statistics: true, BlockCacheBytes: uint64(cache)})
 	if err != nil {
 		return nil, fmt.Errorf("%s: rocks: %w", name, err)
 	}
-	db, err := trie.Open(st, &trie.Options{Format: formatOf(name), CacheBytes: cache})
+	db, err := trie.Open(st, hexOptions(name, cacheMB))
 	if err != nil {
 		st.Close()
 		return nil, fmt.Errorf("%s: open: %w", name, err)
 	}
-	return &hexScale{name: name, shape: s, store: st, db: db}, nil
+	return &hexScale{name: name, shape: s, store: st, db: db, grow: grow}, nil
 }
 
 func (h *hexScale) Name() string { return h.name }
 
 // Build streams the accounts to a StateLoader in batches of about 100,000
-// leaves (accounts plus slots) and commits the load as block 0.
+// leaves (accounts plus slots) and commits the load as block 0; with grow it
+// inserts them instead (growRandom).
 func (h *hexScale) Build(idx *indexReader) (hashkey.Hash, error) {
+	if h.grow {
+		return h.growRandom()
+	}
 	l, err := h.db.NewStateLoader()
 	if err != nil {
 		return hashkey.Hash{}, fmt.Errorf("%s: loader: %w", h.name, err)
@@ -90,6 +96,54 @@ func (h *hexScale) Build(idx *indexReader) (hashkey.Hash, error) {
 	}
 	h.tip = h.db.Begin()
 	return root, nil
+}
+
+// growRandom builds the state as a block-by-block sync grows it: accounts
+// inserted in index order (random in trie order) with their slots, in
+// frames of about 100,000 leaves, each persisted as block 0, so that IDs are
+// handed out in the order the keys arrive. The store is then compacted, as a
+// StateLoader's build leaves it, so that only the ID order differs.
+func (h *hexScale) growRandom() (hashkey.Hash, error) {
+	fr, leaves := h.db.Begin(), 0
+	for i := 0; i < h.shape.accounts; i++ {
+		nonce, bal, code := h.shape.account(i)
+		hash := h.shape.addrHash(i)
+		if err := fr.UpdateAccount(hash, trie.Account{Nonce: nonce, Balance: bal, CodeHash: code}); err != nil {
+			return hashkey.Hash{}, fmt.Errorf("%s: grow: %w", h.name, err)
+		}
+		for j := range h.shape.slotCount(i) {
+			k, v := h.shape.slotKey(i, j), h.shape.slotValue(i, j)
+			if err := fr.UpdateStorage(hash, hashkey.Keccak256(k[:]), &v); err != nil {
+				return hashkey.Hash{}, fmt.Errorf("%s: grow: %w", h.name, err)
+			}
+			leaves++
+		}
+		if leaves++; leaves >= 100_000 || i == h.shape.accounts-1 {
+			if err := h.db.Persist(fr, 0); err != nil {
+				return hashkey.Hash{}, fmt.Errorf("%s: grow: %w", h.name, err)
+			}
+			fr, leaves = fr.Begin(), 0
+		}
+	}
+	if err := h.db.Flush(); err != nil {
+		return hashkey.Hash{}, fmt.Errorf("%s: grow: %w", h.name, err)
+	}
+	if err := h.store.Compact(); err != nil {
+		return hashkey.Hash{}, fmt.Errorf("%s: grow: compact: %w", h.name, err)
+	}
+	h.tip = h.db.Begin()
+	return h.db.StateRoot()
+}
+
+// VertexSSTBytes is the bytes of the SST files of the vertex records' column
+// family (RocksDB's total-sst-files-size).
+func (h *hexScale) VertexSSTBytes() uint64 {
+	v, err := h.store.Property("rocksdb.total-sst-files-size")
+	if err != nil {
+		return 0
+	}
+	n, _ := strconv.ParseUint(v, 10, 64)
+	return n
 }
 
 // Open checks that the store is at block with root and starts on it.

@@ -36,10 +36,13 @@ type runRecord struct {
 	Blocks     int     `json:"blocks"`
 	BuildSec   float64 `json:"build_s,omitempty"` // 0 when the store was reused
 	StoreBytes uint64  `json:"store_bytes"`
-	PeakRSS    uint64  `json:"peak_rss_bytes"` // VmHWM of this implementation's part
-	MeanMs     float64 `json:"mean_ms"`
-	P50Ms      float64 `json:"p50_ms"`
-	P99Ms      float64 `json:"p99_ms"`
+	// VertexSSTBytes is hexstate's vertex column family's SST bytes (0 for
+	// go-ethereum).
+	VertexSSTBytes uint64  `json:"vertex_sst_bytes,omitempty"`
+	PeakRSS        uint64  `json:"peak_rss_bytes"` // VmHWM of this implementation's part
+	MeanMs         float64 `json:"mean_ms"`
+	P50Ms          float64 `json:"p50_ms"`
+	P99Ms          float64 `json:"p99_ms"`
 }
 
 // resultsWriter appends records to a JSON-lines file.

@@ -66,19 +66,19 @@ func runScale(f *benchFlags, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "\nstate roots and read digests agree at every block (%s); results appended to %s\n\n", roots.path, resPath)
 	printReport(out, f, results)
-	printScaleStats(out, results, stats)
+	printScaleStats(out, results, stats, f.scale.accReads+f.scale.slotReads+f.scale.accWrites+f.scale.slotWrites)
 	return nil
 }
 
 // newScaleSide opens implementation name's store in dir.
-func newScaleSide(name, dir string, s scaleShape, cacheMB int) (scaleSide, error) {
+func newScaleSide(name, dir string, s scaleShape, cacheMB int, build string) (scaleSide, error) {
 	switch name {
 	case "geth":
 		return newGethTrieScale(dir, s, cacheMB)
 	case "geth-state":
 		return newGethStateScale(dir, s, cacheMB)
 	}
-	return newHexScale(name, dir, s, cacheMB)
+	return newHexScale(name, dir, s, cacheMB, build == "random")
 }
 
 // runScaleSide builds (or reopens) one implementation's store and runs the blocks.
@@ -95,7 +95,7 @@ func runScaleSide(f *benchFlags, name string, shape scaleShape, slots int, hot [
 		return nil, nil, fmt.Errorf("%s: %s holds an unfinished build: remove it", name, filepath.Join(f.dir, name))
 	}
 	resetPeakRSS()
-	s, err := newScaleSide(name, f.dir, shape, f.cacheMB)
+	s, err := newScaleSide(name, f.dir, shape, f.cacheMB, f.build)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -175,15 +175,19 @@ func runScaleSide(f *benchFlags, name string, shape scaleShape, slots int, hot [
 	if err := writeStoreState(f.dir, name, st); err != nil {
 		return nil, nil, err
 	}
+	var vsst uint64
+	if h, ok := s.(*hexScale); ok {
+		vsst = h.VertexSSTBytes()
+	}
 	if err := s.Close(); err != nil {
 		return nil, nil, fmt.Errorf("%s: close: %w", name, err)
 	}
 	size := dirSize(filepath.Join(f.dir, name))
 	peak := peakRSS()
-	fmt.Fprintf(out, "[%s] blocks %d-%d in %v (mean %v/block); store %s; peak RSS %s\n", name, first, st.Block, time.Since(start).Round(time.Millisecond),
-		r.total.mean().Round(time.Microsecond), fmtBytes(size), fmtBytes(peak))
+	fmt.Fprintf(out, "[%s] blocks %d-%d in %v (mean %v/block); store %s (vertex SSTs %s); peak RSS %s\n", name, first, st.Block, time.Since(start).Round(time.Millisecond),
+		r.total.mean().Round(time.Microsecond), fmtBytes(size), fmtBytes(vsst), fmtBytes(peak))
 	err = res.write(runRecord{Kind: "run", Label: f.label, Impl: name, Accounts: shape.accounts, Slots: slots, Cadence: f.persistEvery, FirstBlock: first,
-		Blocks: f.cfg.blocks, BuildSec: r.buildLoad.Seconds(), StoreBytes: size, PeakRSS: peak,
+		Blocks: f.cfg.blocks, BuildSec: r.buildLoad.Seconds(), StoreBytes: size, VertexSSTBytes: vsst, PeakRSS: peak,
 		MeanMs: msf(r.total.mean()), P50Ms: msf(r.total.pct(0.5)), P99Ms: msf(r.total.pct(0.99))})
 	return r, sums, err
 }
@@ -192,18 +196,19 @@ func msf(d time.Duration) float64 { return float64(d) / 1e6 }
 
 // printScaleStats prints hexstate's read counters per block: backend reads
 // (point and range lookups, records returned) against vertex-cache misses.
-func printScaleStats(out io.Writer, rs []*sideResult, stats []map[string]uint64) {
+func printScaleStats(out io.Writer, rs []*sideResult, stats []map[string]uint64, touched int) {
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(out, "\nhexstate read path per block (backend = what the vertex cache missed; records/miss = backend keys per cold lookup)\n")
-	fmt.Fprintln(tw, "impl\tcache misses\tpoint reads\trange reads\trecords\trecords/miss\trocks data blocks read\tfile reads\tfile bytes\t")
+	fmt.Fprintln(tw, "impl\tcache misses\tpoint reads\trange reads\trecords\trecords/miss\trocks data blocks read\tper touched key\tfile reads\tfile bytes\t")
 	for i, r := range rs {
 		s := stats[i]
 		if len(s) == 0 {
 			continue
 		}
 		nb := uint64(max(1, len(r.total)))
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%.2f\t%d\t%d\t%s\t\n", r.name, s["cache_misses"]/nb, s["backend_point_reads"]/nb, s["backend_range_reads"]/nb,
-			s["backend_records"]/nb, float64(s["backend_records"])/float64(max(1, s["cache_misses"])), s["rocks_data_block_reads"]/nb, s["rocks_file_reads"]/nb,
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%.2f\t%d\t%.2f\t%d\t%s\t\n", r.name, s["cache_misses"]/nb, s["backend_point_reads"]/nb, s["backend_range_reads"]/nb,
+			s["backend_records"]/nb, float64(s["backend_records"])/float64(max(1, s["cache_misses"])), s["rocks_data_block_reads"]/nb,
+			float64(s["rocks_data_block_reads"])/float64(nb)/float64(max(1, touched)), s["rocks_file_reads"]/nb,
 			fmtBytes(s["rocks_file_read_bytes"]/nb))
 	}
 	tw.Flush()

@@ -71,6 +71,13 @@ type Tamper struct {
 	// Apply changes one record of the state in b (whose DB is closed) and
 	// returns the ID of the vertex a check must name.
 	Apply func(t testing.TB, b trie.Backend) vertex.ID
+	// Copies is set when the check names the vertex only in a store whose
+	// branch records carry children's keys (vertex.ChildKeyCopies): a leaf's
+	// key is stored nowhere else, so with keys once the check names the parent
+	// whose stored key no longer matches.
+	Copies bool
+	// CopiesOnly is set when the change needs children's keys in records.
+	CopiesOnly bool
 }
 
 // Tampers are the changes a check must find: a changed account balance (a
@@ -87,7 +94,7 @@ var Tampers = []Tamper{
 		v.Acc.Balance.Add(&v.Acc.Balance, &one)
 		putRecord(t, b, id, v)
 		return id
-	}},
+	}, true, false},
 	{"stored child key", func(t testing.TB, b trie.Backend) vertex.ID {
 		id, v := findRecord(t, b, func(_ vertex.ID, v *vertex.Vertex) bool {
 			return v.Kind == vertex.Branch && v.ChildKeys != nil && childKeySlot(v) >= 0
@@ -99,7 +106,7 @@ var Tampers = []Tamper{
 		v.ChildKeys = vertex.PackChildKeys(nil, v.Used, &kids)
 		putRecord(t, b, id, v)
 		return id
-	}},
+	}, true, true},
 	{"branch key", func(t testing.TB, b trie.Backend) vertex.ID {
 		// Not the root's: Open compares the root's key with the admin record.
 		id, v := findRecord(t, b, func(id vertex.ID, v *vertex.Vertex) bool {
@@ -108,14 +115,14 @@ var Tampers = []Tamper{
 		v.Key = hashkey.HashKey(hashkey.Keccak256([]byte("tampered branch key")))
 		putRecord(t, b, id, v)
 		return id
-	}},
+	}, false, false},
 	{"deleted child", func(t testing.TB, b trie.Backend) vertex.ID {
 		id, _ := findRecord(t, b, func(_ vertex.ID, v *vertex.Vertex) bool {
 			return v.Kind == vertex.Leaf && v.Payload == vertex.AccountPayload
 		})
 		Must(t, b.Write(&vertex.Batch{Deletes: []vertex.ID{id}}), "deleting vertex %d", id)
 		return id
-	}},
+	}, false, false},
 }
 
 // childKeySlot returns the first slot of branch v whose stored child key is
@@ -206,31 +213,44 @@ func CheckClean(t *testing.T, stores ...Opener) {
 
 // CheckFindsTampering changes one record of a fresh state at a time (each of
 // Tampers) and expects DB.Check, serially and on two workers, to report a
-// violation naming the changed vertex.
+// violation naming the changed vertex, in stores of both record variants
+// (with keys once, a violation at all for the Copies tampers).
 func CheckFindsTampering(t *testing.T, stores ...Opener) {
 	for _, tp := range Tampers {
-		t.Run(strings.ReplaceAll(tp.Name, " ", "_"), func(t *testing.T) {
-			Each(t, stores, func(t *testing.T, s *Store, f vertex.Format) {
-				db := s.Open(f)
-				CheckedState(t, db, 600)
-				Must(t, db.Close(), "Close")
-				b := s.Backend()
-				id := tp.Apply(t, b)
-				Must(t, b.Close(), "closing the backend")
-				db = s.Open(f)
-				for _, workers := range []int{1, 2} {
-					rep, err := db.Check(context.Background(), &trie.CheckOptions{Workers: workers})
-					Must(t, err, "Check (%d workers)", workers)
-					err = rep.Err()
-					if err == nil {
-						t.Fatalf("%d workers: the check found nothing after a %s of vertex %d", workers, tp.Name, id)
-					}
-					t.Logf("%d workers, %s of vertex %d: %v (%d consequent key mismatches)", workers, tp.Name, id, err, rep.Consequent)
-					if !NamesVertex(err.Error(), id) {
-						t.Fatalf("%d workers: the report does not name vertex %d:\n%v", workers, id, err)
-					}
-				}
+		for _, recs := range []vertex.Records{vertex.ChildKeyCopies, vertex.KeysOnce} {
+			if tp.CopiesOnly && recs != vertex.ChildKeyCopies {
+				continue
+			}
+			t.Run(strings.ReplaceAll(tp.Name, " ", "_")+"/"+recs.String(), func(t *testing.T) {
+				Each(t, stores, func(t *testing.T, s *Store, f vertex.Format) {
+					s.Records = recs
+					checkTampered(t, s, f, tp, !tp.Copies || recs == vertex.ChildKeyCopies)
+				})
 			})
-		})
+		}
+	}
+}
+
+// checkTampered applies tp to a fresh state in s and checks that DB.Check
+// reports it, naming the changed vertex when named.
+func checkTampered(t *testing.T, s *Store, f vertex.Format, tp Tamper, named bool) {
+	db := s.Open(f)
+	CheckedState(t, db, 600)
+	Must(t, db.Close(), "Close")
+	b := s.Backend()
+	id := tp.Apply(t, b)
+	Must(t, b.Close(), "closing the backend")
+	db = s.Open(f)
+	for _, workers := range []int{1, 2} {
+		rep, err := db.Check(context.Background(), &trie.CheckOptions{Workers: workers})
+		Must(t, err, "Check (%d workers)", workers)
+		err = rep.Err()
+		if err == nil {
+			t.Fatalf("%d workers: the check found nothing after a %s of vertex %d", workers, tp.Name, id)
+		}
+		t.Logf("%d workers, %s of vertex %d: %v (%d consequent key mismatches)", workers, tp.Name, id, err, rep.Consequent)
+		if named && !NamesVertex(err.Error(), id) {
+			t.Fatalf("%d workers: the report does not name vertex %d:\n%v", workers, id, err)
+		}
 	}
 }

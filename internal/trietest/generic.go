@@ -116,16 +116,30 @@ func KeysRoot(t testing.TB, m KeyModel) hashkey.Hash {
 	return tr.Hash()
 }
 
-// AdminTop reads the allocator top from the admin record (docs: "hxst" |
-// format u8 | top u64 | block u64 | root [32] | crc32c u32).
+// AdminTop reads the allocator top from the admin record.
 func AdminTop(t testing.TB, b trie.Backend) vertex.ID {
 	t.Helper()
 	a, err := b.Admin()
 	Must(t, err, "Admin")
-	if len(a) != 57 {
-		t.Fatalf("admin record of %d bytes, want 57", len(a))
+	top, _ := AdminFields(t, a)
+	return top
+}
+
+// AdminFields returns the allocator top and the block of admin record rec
+// (docs/format.md §3: "hxst" | format u8 | records u8 | top u64 | block u64 |
+// root [32] | crc32c u32; revision 1 without the records byte).
+func AdminFields(t testing.TB, rec []byte) (top vertex.ID, block uint64) {
+	t.Helper()
+	off := 0
+	switch {
+	case len(rec) == 58 && string(rec[:4]) == "hxst":
+		off = 6
+	case len(rec) == 57 && string(rec[:4]) == "hxst":
+		off = 5
+	default:
+		t.Fatalf("not an admin record (58 bytes, or 57 in revision 1): %x", rec)
 	}
-	return vertex.ID(binary.BigEndian.Uint64(a[5:13]))
+	return vertex.ID(binary.BigEndian.Uint64(rec[off:])), binary.BigEndian.Uint64(rec[off+8:])
 }
 
 // Records returns every vertex record in b (IDs 1..top of the admin record).

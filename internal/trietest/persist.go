@@ -278,7 +278,7 @@ func PersistKeepsCache(t *testing.T, stores ...Opener) {
 // PersistV2RangeReads runs the same update workload on a cold reopened DB
 // in both formats, with records that do not carry children's keys: v2 hashing
 // must load branch children with range reads and need far fewer backend reads
-// than v1. With children's keys (the default) neither reads siblings at all.
+// than v1. With children's keys neither reads siblings at all.
 func PersistV2RangeReads(t *testing.T, stores ...Opener) {
 	for _, o := range stores {
 		kind := o.Name
@@ -287,7 +287,7 @@ func PersistV2RangeReads(t *testing.T, stores ...Opener) {
 			roots := map[vertex.Format]hashkey.Hash{}
 			for _, f := range Formats {
 				s := NewStore(t, o)
-				s.NoChildKeys = true
+				s.Records = vertex.KeysOnce
 				db := s.Open(f)
 				m, _ := BuildKeys(t, db, 4000)
 				db.Close()

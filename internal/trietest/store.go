@@ -28,9 +28,9 @@ var Memory = Opener{Name: "memory"}
 
 // Store is one store that a test opens, closes and reopens.
 type Store struct {
-	Name        string
-	Dir         string // the directory of a persistent backend
-	NoChildKeys bool   // open DBs with Options.NoChildKeys
+	Name    string
+	Dir     string         // the directory of a persistent backend
+	Records vertex.Records // open DBs with this Options.Records (0: the default)
 
 	tb  testing.TB
 	op  Opener
@@ -64,12 +64,14 @@ func (s *Store) Open(f vertex.Format) *trie.DB {
 	return s.OpenWith(trie.Options{Format: f})
 }
 
-// OpenWith opens a DB with options o (NoChildKeys is or-ed with the store's);
+// OpenWith opens a DB with options o (the store's Records when o has none);
 // Cleanup closes it (DB.Close is idempotent).
 func (s *Store) OpenWith(o trie.Options) *trie.DB {
 	s.tb.Helper()
 	b := s.Backend()
-	o.NoChildKeys = o.NoChildKeys || s.NoChildKeys
+	if o.Records == 0 {
+		o.Records = s.Records
+	}
 	db, err := trie.Open(b, &o)
 	if err != nil {
 		b.Close()
@@ -140,4 +142,13 @@ func G(fr *trie.Frame) Generic { return Generic{triehook.Generic(fr)} }
 // Iterator returns an iterator over fr's keys from start.
 func (g Generic) Iterator(start []byte) *trie.Iterator {
 	return g.API.Iterator(start).(*trie.Iterator)
+}
+
+// RecordsOf is the record variant without children's keys (vertex.KeysOnce)
+// when noChild, else vertex.ChildKeyCopies: for tests that run both.
+func RecordsOf(noChild bool) vertex.Records {
+	if noChild {
+		return vertex.KeysOnce
+	}
+	return vertex.ChildKeyCopies
 }

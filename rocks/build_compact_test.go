@@ -1,0 +1,102 @@
+package rocks_test
+
+import (
+	"fmt"
+	"strconv"
+	"testing"
+
+	"github.com/hexstate/hexstate/internal/trietest"
+	"github.com/hexstate/hexstate/rocks"
+	"github.com/hexstate/hexstate/trie"
+)
+
+// TestBuildsLeaveCompactedStore: a StateLoader's Commit and the Persist of a
+// BulkLoadAccounts frame return with the store compacted, in both layouts:
+// no level-0 file, no compaction pending, every file at one level.
+func TestBuildsLeaveCompactedStore(t *testing.T) {
+	accts := trietest.StateAccounts(20000, 3)
+	// Small memtables, so that the build leaves several level-0 files
+	// unless it compacts them.
+	small := &rocks.Options{WriteBufferBytes: 256 << 10}
+	for _, f := range trietest.Formats {
+		for _, how := range []string{"loader", "bulk"} {
+			t.Run(f.String()+"/"+how, func(t *testing.T) {
+				st, err := rocks.Open(t.TempDir(), small)
+				trietest.Must(t, err, "rocks.Open")
+				db, err := trie.Open(st, &trie.Options{Format: f})
+				trietest.Must(t, err, "trie.Open")
+				defer db.Close()
+				if how == "loader" {
+					trietest.LoadState(t, db, accts, 0)
+				} else {
+					fr := db.Begin()
+					trietest.Must(t, fr.BulkLoadAccounts(accts), "BulkLoadAccounts")
+					trietest.Must(t, db.Persist(fr, 0), "Persist")
+				}
+				prop := func(name string) string {
+					v, err := st.Property(name)
+					trietest.Must(t, err, "Property %s", name)
+					return v
+				}
+				if n := prop("rocksdb.num-files-at-level0"); n != "0" {
+					t.Errorf("%s level-0 files after the build", n)
+				}
+				if p := prop("rocksdb.compaction-pending"); p != "0" {
+					t.Errorf("compaction pending after the build: %s", p)
+				}
+				levels := 0
+				for l := 0; l < 7; l++ {
+					if prop("rocksdb.num-files-at-level"+string(rune('0'+l))) != "0" {
+						levels++
+					}
+				}
+				if levels != 1 {
+					t.Errorf("files on %d levels after the build, want 1", levels)
+				}
+				fr := db.Begin()
+				if _, ok, err := fr.Account(accts[17].AddrHash); err != nil || !ok {
+					t.Fatalf("Account after the build: %v, %v", ok, err)
+				}
+			})
+		}
+	}
+}
+
+// hideCompactor hides rocks.Store's Compact from trie, so a build leaves the
+// store as its writes left it.
+type hideCompactor struct{ trie.Backend }
+
+// BenchmarkBuildCompaction times a StateLoader build of 200k accounts that
+// compacts the store before Commit returns against one that does not, in
+// both layouts, and reports the store's level-0 files and SST bytes after
+// each (docs/benchmarks.md §11).
+func BenchmarkBuildCompaction(b *testing.B) {
+	accts := trietest.StateAccounts(200_000, 5)
+	for _, f := range trietest.Formats {
+		for _, compact := range []bool{true, false} {
+			b.Run(fmt.Sprintf("%v/compact=%v", f, compact), func(b *testing.B) {
+				for i := 0; i < b.N; i++ {
+					// 1 MiB memtables: the build outgrows them, as a real one does.
+					st, err := rocks.Open(b.TempDir(), &rocks.Options{WriteBufferBytes: 1 << 20})
+					trietest.Must(b, err, "rocks.Open")
+					var be trie.Backend = st
+					if !compact {
+						be = hideCompactor{st}
+					}
+					db, err := trie.Open(be, &trie.Options{Format: f})
+					trietest.Must(b, err, "trie.Open")
+					trietest.LoadState(b, db, accts, 0)
+					b.StopTimer()
+					l0, _ := st.Property("rocksdb.num-files-at-level0")
+					sst, _ := st.Property("rocksdb.total-sst-files-size")
+					n0, _ := strconv.Atoi(l0)
+					bytes, _ := strconv.Atoi(sst)
+					b.ReportMetric(float64(n0), "L0-files")
+					b.ReportMetric(float64(bytes)/(1<<20), "SST-MiB")
+					db.Close()
+					b.StartTimer()
+				}
+			})
+		}
+	}
+}

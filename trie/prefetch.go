@@ -1,0 +1,210 @@
+package trie
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/hexstate/hexstate/vertex"
+)
+
+// This file batches the reads a hash needs when branch records carry no
+// children's keys (vertex.KeysOnce): re-hashing a dirty branch needs the keys
+// of its clean children, which are in the store. Left to the hasher, each
+// dirty branch reads its children when the walk reaches it, one read after
+// another. Before hashing, prefetchDirty walks the dirty vertices (all held in
+// the frames: a write owns its path), lists the stored children they need —
+// one range read over the 16 slots of a v2 branch, one point read per child
+// of a v1 branch — and issues those reads from several goroutines, putting the
+// records in the vertex cache; then the storage roots of the clean accounts
+// among them, whose keys are their storage roots' keys. The hash that follows
+// finds them cached (docs/design.md "Each key once").
+
+// prefetchMin is how many reads a hash must need before they are batched:
+// below it the goroutines cost more than they save.
+const prefetchMin = 4
+
+// prefetchReaders is how many reads run at once per worker: reads wait on the
+// disk more than they use a core, so several per core keep the device busy.
+const prefetchReaders = 4
+
+// prefetchSkip is how many hashes skip the prefetch after one that found
+// fewer than prefetchMin reads to make: with the state in the caches the walk
+// finds nothing, and it need not be repeated for every hash to notice when
+// that changes.
+const prefetchSkip = 7
+
+// prefetchDue reports whether the next hash should prefetch, counting down
+// the hashes left to skip.
+func (db *DB) prefetchDue() bool {
+	for {
+		n := db.prefetchIdle.Load()
+		if n <= 0 {
+			return true
+		}
+		if db.prefetchIdle.CompareAndSwap(n, n-1) {
+			return false
+		}
+	}
+}
+
+// readTask is one read of a prefetch: n records from first.
+type readTask struct {
+	first vertex.ID
+	n     int
+}
+
+// stored reports whether id's record must come from the store: the frames and
+// the pending write do not hold it and the cache does not either.
+func (fr *Frame) stored(id vertex.ID) bool {
+	_, ok := fr.lookupFrames(id)
+	return !ok && !fr.db.cache.Contains(id)
+}
+
+// prefetchDirty loads into the cache the stored records that hashing the
+// dirty vertices under id will read (see above), when there are at least
+// prefetchMin reads to make (else the next prefetchSkip hashes skip it). Errors are the backend's; a record that fails to
+// decode is left for the hasher to report.
+func (fr *Frame) prefetchDirty(id vertex.ID, workers int) error {
+	var tasks []readTask
+	var accts []vertex.ID // stored clean children: accounts among them need their storage roots
+	stack := []vertex.ID{id}
+	for len(stack) > 0 {
+		id := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		v, ok := fr.lookupFrames(id)
+		if !ok || v == nil || !v.Key.IsVoid() {
+			continue // stored (clean), deleted, or hashed already
+		}
+		if v.Kind == vertex.Leaf {
+			if v.Payload == vertex.AccountPayload && v.Acc.Storage != vertex.NoID {
+				if s := v.Acc.Storage; fr.stored(s) {
+					tasks = append(tasks, readTask{s, 1})
+				} else {
+					stack = append(stack, s)
+				}
+			}
+			continue
+		}
+		need := v.Used
+		if v.ChildKeys != nil {
+			need &= v.stale | ^v.ChildKeys.Used()
+		}
+		ranged := false
+		for n := 0; n < 16; n++ {
+			if need&(1<<n) == 0 {
+				continue
+			}
+			c := v.Child(n)
+			if _, ok := fr.lookupFrames(c); ok {
+				stack = append(stack, c)
+				continue
+			}
+			accts = append(accts, c)
+			switch {
+			case fr.db.cache.Contains(c):
+			case v.Kids != nil:
+				tasks = append(tasks, readTask{c, 1})
+			case !ranged:
+				tasks = append(tasks, readTask{v.Base, vertex.BranchSlots})
+				ranged = true
+			}
+		}
+	}
+	if len(tasks) < prefetchMin {
+		fr.db.prefetchIdle.Store(prefetchSkip)
+		return nil
+	}
+	if err := fr.db.readParallel(tasks, workers); err != nil {
+		return err
+	}
+	// Round two: the storage roots of the clean accounts just read.
+	tasks = tasks[:0]
+	for _, c := range accts {
+		s := vertex.NoID
+		// Nothing else of the cache in the callback: Get holds its shard.
+		fr.db.cache.Get(c, func(rec []byte) error {
+			s = storageOf(rec)
+			return nil
+		})
+		if s != vertex.NoID && fr.stored(s) {
+			tasks = append(tasks, readTask{s, 1})
+		}
+	}
+	if len(tasks) < prefetchMin {
+		return nil
+	}
+	return fr.db.readParallel(tasks, workers)
+}
+
+// storageOf returns the storage root ID of an account leaf's record, NoID for
+// any other record (or one that does not decode: the hasher reports it).
+func storageOf(rec []byte) vertex.ID {
+	if len(rec) == 0 || rec[0]&3 != 1 || vertex.PayloadKind(rec[0]>>2&3) != vertex.AccountPayload {
+		return vertex.NoID
+	}
+	v, err := vertex.Decode(rec)
+	if err != nil {
+		return vertex.NoID
+	}
+	return v.Acc.Storage
+}
+
+// readParallel runs the reads of tasks on workers × prefetchReaders
+// goroutines and caches the records they return (unless the cache or the
+// pending write holds a version, which may be newer or carry keys the record
+// lacks). The caller holds db.mu.
+func (db *DB) readParallel(tasks []readTask, workers int) error {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	readers := min(len(tasks), workers*prefetchReaders)
+	var next atomic.Int64
+	errs := make([]error, readers)
+	var wg sync.WaitGroup
+	for r := 0; r < readers; r++ {
+		wg.Add(1)
+		go func(r int) {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(tasks) {
+					return
+				}
+				if errs[r] = db.readInto(tasks[i]); errs[r] != nil {
+					return
+				}
+			}
+		}(r)
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// readInto reads one task's records into the cache.
+func (db *DB) readInto(t readTask) error {
+	if t.n == 1 {
+		rec, err := db.backend.Vertex(t.first)
+		if err != nil {
+			return vertexError(t.first, err)
+		}
+		if rec != nil && !db.cache.Contains(t.first) && !db.inPending(t.first) {
+			db.cache.Put(t.first, rec)
+		}
+		return nil
+	}
+	err := db.backend.VertexRange(t.first, t.n, func(id vertex.ID, rec []byte) error {
+		// A cached version may carry keys the record lacks; a pending write's
+		// version is newer than the store's.
+		if !db.cache.Contains(id) && !db.inPending(id) {
+			db.cache.Put(id, rec) // checked when decoded, like every cached record
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("trie: reading children of branch at base %d: %w", t.first, err)
+	}
+	return nil
+}
