@@ -104,6 +104,22 @@ func Run(ctx context.Context, src, dst *trie.DB, checkpointDir string, opts Opti
 			return res, err
 		}
 	}
+	if resumed && !cp.done {
+		// The copy may have committed (the target holds the source's root at
+		// its block) with the run stopped before recording it, e.g. while the
+		// commit compacted the store: then only the verification is left, and
+		// the target's record count stands in for the count copied.
+		if r, err := dst.StateRoot(); err == nil && r == want && dst.Block() == src.Block() {
+			n, err := dst.RecordCount()
+			if err != nil {
+				return res, err
+			}
+			cp.done, cp.state = true, binary.BigEndian.AppendUint64(nil, n)
+			if err := writeCheckpoint(checkpointDir, &cp); err != nil {
+				return res, err
+			}
+		}
+	}
 	start := time.Now()
 	report := func(p Progress) {
 		if opts.Progress != nil {

@@ -235,6 +235,29 @@ func TestResumes(t *testing.T) {
 	}
 }
 
+// TestResumesAfterCommit: a run stopped after the copy committed but before
+// the checkpoint said so (a kill while the commit compacts the store) is
+// resumed by verifying, not by copying again.
+func TestResumesAfterCommit(t *testing.T) {
+	accts := trietest.StateAccounts(3000, 15)
+	src, _, _ := loadedRocks(t, vertex.FormatV1, accts)
+	root := trietest.DBRoot(t, src)
+	dir := t.TempDir()
+	dst, _ := openRocks(t, dir, vertex.FormatV2, false)
+	_, err := dst.CopyFrom(context.Background(), src, trie.CopyOptions{Block: src.Block()})
+	trietest.Must(t, err, "CopyFrom")
+	cp := append([]byte("hxmig2"), root[:]...) // docs/format.md §8: not done, no copy state
+	trietest.Must(t, os.WriteFile(migrate.Checkpoint(dir), append(cp, 0), 0o644), "writing the checkpoint")
+	res, err := migrate.Run(context.Background(), src, dst, dir, migrate.Options{})
+	trietest.Must(t, err, "resumed run")
+	if !res.Resumed || res.Root != root || res.Proofs == 0 {
+		t.Fatalf("resumed %v, root %v (want %v), %d proofs", res.Resumed, res.Root, root, res.Proofs)
+	}
+	if _, err := os.Stat(migrate.Checkpoint(dir)); !os.IsNotExist(err) {
+		t.Fatalf("the checkpoint is still there: %v", err)
+	}
+}
+
 // TestRefusesForeignTarget: a target holding a state and no checkpoint is
 // refused before anything is written.
 func TestRefusesForeignTarget(t *testing.T) {

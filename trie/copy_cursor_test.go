@@ -54,16 +54,16 @@ func TestCopyThroughCursors(t *testing.T) {
 		for _, grown := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%v/grown=%v", f, grown), func(t *testing.T) {
 				cb := &cursorBackend{Backend: trie.NewMemoryBackend()}
-				src, err := trie.Open(cb, &trie.Options{Format: f})
+				src, err := trie.Open(cb, &trie.Options{Format: f, Records: vertex.KeysOnce})
 				trietest.Must(t, err, "Open")
 				if grown {
 					trietest.GrowState(t, src, accts, 300, 3)
 				} else {
 					trietest.LoadState(t, src, accts, 9)
 				}
-				_, want := loaded(t, other(f), accts, false)
+				_, want := loaded(t, other(f), accts, true)
 				b := trie.NewMemoryBackend()
-				dst, err := trie.Open(b, &trie.Options{Format: other(f)})
+				dst, err := trie.Open(b, &trie.Options{Format: other(f), Records: vertex.KeysOnce})
 				trietest.Must(t, err, "Open")
 				ctx, cancel := context.WithCancel(context.Background())
 				_, err = dst.CopyFrom(ctx, src, trie.CopyOptions{Block: 9, CheckpointRecords: 100,
@@ -72,7 +72,7 @@ func TestCopyThroughCursors(t *testing.T) {
 					t.Fatalf("stopped copy: %v, %d cursors left open", err, cb.open.Load())
 				}
 				b = trie.NewMemoryBackend()
-				dst, err = trie.Open(b, &trie.Options{Format: other(f)})
+				dst, err = trie.Open(b, &trie.Options{Format: other(f), Records: vertex.KeysOnce})
 				trietest.Must(t, err, "Open")
 				_, err = dst.CopyFrom(context.Background(), src, trie.CopyOptions{Block: 9})
 				trietest.Must(t, err, "CopyFrom")

@@ -22,9 +22,11 @@ var rocksStore = trietest.Opener{Name: "rocksdb", Open: func(tb testing.TB, dir 
 	return s
 }}
 
-// newStore writes a state into a new RocksDB store of format f and closes it.
-func newStore(t *testing.T, f vertex.Format) *trietest.Store {
+// newStore writes a state into a new RocksDB store of format f and record
+// variant recs (0: the default) and closes it.
+func newStore(t *testing.T, f vertex.Format, recs vertex.Records) *trietest.Store {
 	s := trietest.NewStore(t, rocksStore)
+	s.Records = recs
 	db := s.Open(f)
 	trietest.CheckedState(t, db, 600)
 	trietest.Must(t, db.Close(), "Close")
@@ -40,10 +42,12 @@ func checkDir(t *testing.T, args ...string) (int, string) {
 }
 
 // TestTrieCheck runs the command on a fresh store (exit 0) and on copies
-// with one record changed (exit 1, the vertex named), in both formats.
+// with one record changed (exit 1, the vertex named), in both formats. The
+// tampered stores carry children's keys, so that every tampering applies and
+// names its vertex (DB.Check's tests cover both record variants).
 func TestTrieCheck(t *testing.T) {
 	trietest.EachFormat(t, func(t *testing.T, f vertex.Format) {
-		s := newStore(t, f)
+		s := newStore(t, f, 0)
 		code, out := checkDir(t, "-workers", "2", "-records", s.Dir)
 		if code != exitOK || !strings.Contains(out, "\nOK\n") || !strings.Contains(out, "0 of them unreachable") {
 			t.Fatalf("fresh store: exit %d:\n%s", code, out)
@@ -51,7 +55,7 @@ func TestTrieCheck(t *testing.T) {
 		t.Logf("fresh store:\n%s", out)
 		for _, tp := range trietest.Tampers {
 			t.Run(strings.ReplaceAll(tp.Name, " ", "_"), func(t *testing.T) {
-				s := newStore(t, f)
+				s := newStore(t, f, vertex.ChildKeyCopies)
 				b := s.Backend()
 				id := tp.Apply(t, b)
 				trietest.Must(t, b.Close(), "closing the store")
@@ -68,7 +72,7 @@ func TestTrieCheck(t *testing.T) {
 // TestTrieCheckRootGone: a store whose root record is gone does not open as
 // a database; that is a finding (exit 1), not a usage error.
 func TestTrieCheckRootGone(t *testing.T) {
-	s := newStore(t, vertex.FormatV2)
+	s := newStore(t, vertex.FormatV2, 0)
 	b := s.Backend()
 	trietest.Must(t, b.Write(&vertex.Batch{Deletes: []vertex.ID{vertex.RootID}}), "deleting the root")
 	trietest.Must(t, b.Close(), "closing the store")
