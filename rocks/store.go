@@ -27,6 +27,7 @@ type Store struct {
 	native   *nativeOptions
 	cfAdmin  *grocksdb.ColumnFamilyHandle // default CF: marker and admin record
 	cfVertex *grocksdb.ColumnFamilyHandle // vertices CF
+	cfLeaves *grocksdb.ColumnFamilyHandle // leaf index CF; nil in a read-only store written without it
 	ro       *grocksdb.ReadOptions        // shared by point reads (immutable)
 	wo       *grocksdb.WriteOptions
 
@@ -38,7 +39,7 @@ type Store struct {
 
 	walDamage *WALDamage // what a salvaging Open dropped; nil when nothing
 
-	pointReads, rangeReads, records atomic.Uint64
+	pointReads, rangeReads, records, leafReads atomic.Uint64
 }
 
 // Dir returns the directory the store was opened in.
@@ -185,7 +186,7 @@ func (s *Store) Write(b *vertex.Batch) error {
 		return err
 	}
 	defer s.mu.RUnlock()
-	if b == nil || (len(b.Puts) == 0 && len(b.Deletes) == 0 && b.Admin == nil) {
+	if b == nil || (len(b.Puts) == 0 && len(b.Deletes) == 0 && b.Admin == nil && !b.LeafChanges()) {
 		return nil
 	}
 	s.wmu.Lock()
@@ -219,6 +220,7 @@ func (s *Store) fill(wb *grocksdb.WriteBatch, b *vertex.Batch) {
 	if b.Admin != nil {
 		wb.PutCF(s.cfAdmin, adminKey, b.Admin)
 	}
+	s.fillLeaves(wb, b)
 }
 
 // Stats returns the reads served since Open: Vertex calls (PointReads),
@@ -229,6 +231,7 @@ func (s *Store) Stats() vertex.ReadStats {
 		PointReads: s.pointReads.Load(),
 		RangeReads: s.rangeReads.Load(),
 		Records:    s.records.Load(),
+		LeafReads:  s.leafReads.Load(),
 	}
 }
 
@@ -285,7 +288,7 @@ func (s *Store) flushCFs() error {
 	fo := grocksdb.NewDefaultFlushOptions()
 	defer fo.Destroy()
 	fo.SetWait(true)
-	for _, cf := range []*grocksdb.ColumnFamilyHandle{s.cfVertex, s.cfAdmin} {
+	for _, cf := range s.handles() {
 		if err := s.db.FlushCF(cf, fo); err != nil {
 			return fmt.Errorf("rocks: flush %q: %w", cf.Name(), err)
 		}
@@ -302,6 +305,9 @@ func (s *Store) release() {
 	}
 	s.cfVertex.Destroy()
 	s.cfAdmin.Destroy()
+	if s.cfLeaves != nil {
+		s.cfLeaves.Destroy()
+	}
 	s.db.Close()
 	s.ro.Destroy()
 	s.wo.Destroy()

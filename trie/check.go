@@ -90,6 +90,9 @@ type CheckReport struct {
 	// CheckOptions.CountRecords: the records at or below the allocator's top
 	// and how many of them no reference reaches (garbage, not corruption).
 	Records, Unreachable uint64
+	// LeafEntries is how many entries the leaf index holds (marker not
+	// counted), set by DB.Check when the database has one.
+	LeafEntries uint64
 	Workers              int
 	Elapsed              time.Duration
 	// Violations are the first violations found (at most CheckOptions.Max),
@@ -195,6 +198,11 @@ func (db *DB) Check(ctx context.Context, opts *CheckOptions) (*CheckReport, erro
 	rep.compareRoot("the admin record's root")
 	if o.CountRecords {
 		if err := db.countRecords(rep); err != nil {
+			return nil, err
+		}
+	}
+	if db.leafIdx {
+		if err := db.checkLeafIndex(ctx, rep, o.Max); err != nil {
 			return nil, err
 		}
 	}

@@ -27,6 +27,11 @@ type loadWriter struct {
 	written  uint64       // records written
 	bytes    uint64       // bytes of records written
 	released bool         // the database's loading flag is cleared
+	// reset is set once a batch has emptied the leaf index (the first one
+	// does: an index the load does not fill must not be taken as complete);
+	// leaves says the load fills it (a StateLoader does), so that the commit
+	// marks it complete.
+	reset, leaves bool
 }
 
 // loaderBatch is a batch of records and the buffer they are encoded in. A
@@ -88,10 +93,14 @@ func (w *loadWriter) commit(alloc vertex.Allocator, block uint64, root hashkey.H
 	a := admin{format: db.format, top: alloc.Top, block: block, root: root}
 	db.mu.Lock()
 	defer db.mu.Unlock()
+	if w.leaves {
+		w.cur.batch.Leaves = append(w.cur.batch.Leaves, vertex.LeafEntry{Key: leafMarkerKey, Val: leafMarkerValue})
+	}
 	if err := w.writeLocked(w.cur, a.encode()); err != nil {
 		return err
 	}
 	db.adoptLoadedLocked(alloc, block, root)
+	db.leafIdx = w.leaves
 	return nil
 }
 
@@ -108,6 +117,7 @@ func (w *loadWriter) writeLocked(b *loaderBatch, admin []byte) error {
 	puts := b.batch.Puts
 	slices.SortFunc(puts, func(x, y vertex.Record) int { return cmp.Compare(x.ID, y.ID) })
 	b.batch.Admin = admin
+	b.batch.LeafReset = !w.reset
 	w.db.wmu.Lock()
 	err := w.db.backend.Write(&b.batch)
 	w.db.wmu.Unlock()
@@ -124,6 +134,7 @@ func (w *loadWriter) writeLocked(b *loaderBatch, admin []byte) error {
 			w.db.cache.Put(r.ID, r.Rec)
 		}
 	}
+	w.reset = true
 	w.written += uint64(len(puts))
 	w.bytes += uint64(len(b.buf))
 	b.batch = vertex.Batch{Puts: puts[:0]}

@@ -1,0 +1,176 @@
+package trie
+
+import (
+	"slices"
+
+	"github.com/hexstate/hexstate/hashkey"
+	"github.com/hexstate/hexstate/vertex"
+)
+
+// How a persist derives the leaf index's changes from its vertex changes
+// alone (so that a frame replayed from the journal, which holds only
+// records, persists the same changes). Every write changes the whole path
+// from the root to what it wrote, so the changed vertices form a tree hanging
+// from the root: walking the new versions through changed IDs reaches every
+// leaf whose key or value may be new (an entry to put), and walking the old
+// versions (the records the backend holds) through the same IDs reaches every
+// leaf that may have gone (an entry to delete unless the new walk put it). An
+// account whose storage trie was replaced or dropped (its storage ID changed)
+// loses all its slots' entries with one prefix delete instead of a walk of
+// the old storage trie.
+
+// leafDiff collects one persist's index changes.
+type leafDiff struct {
+	db      *DB
+	changes []change // sorted by ID, newest versions
+	puts    []vertex.LeafEntry
+	dels    []vertex.LeafEntry
+	prefix  [][]byte
+	newKeys map[string]struct{}
+	newAcc  map[hashkey.Hash]vertex.ID // storage ID of each account the new walk reached
+	nib     []byte
+}
+
+// leafChanges returns the leaf index's changes of a persist whose sorted
+// changes are changes (see chainChanges), reading the old versions from the
+// cache and the backend (not from the pending write: the caller is writing
+// it).
+func (db *DB) leafChanges(changes []change) (leaves []vertex.LeafEntry, prefixes [][]byte, err error) {
+	d := &leafDiff{db: db, changes: changes, newKeys: make(map[string]struct{}), newAcc: make(map[hashkey.Hash]vertex.ID)}
+	d.walkNew(vertex.RootID, nil, nil)
+	if err := d.walkOld(vertex.RootID, nil, nil); err != nil {
+		return nil, nil, err
+	}
+	return append(d.dels, d.puts...), d.prefix, nil
+}
+
+// changed returns the new version of id (nil: deleted) and whether the
+// persist changed it.
+func (d *leafDiff) changed(id vertex.ID) (*node, bool) {
+	i, ok := slices.BinarySearchFunc(d.changes, id, func(c change, id vertex.ID) int {
+		if c.id < id {
+			return -1
+		} else if c.id > id {
+			return 1
+		}
+		return 0
+	})
+	if !ok {
+		return nil, false
+	}
+	return d.changes[i].v, true
+}
+
+// leafKey returns the index key of the leaf at nibble path prefix+path, in
+// the storage trie of account owner when owner is not nil; ok is false for a
+// key that is not 32 bytes (not a state trie).
+func leafKey(prefix, path []byte, owner *hashkey.Hash) (key []byte, ok bool) {
+	if len(prefix)+len(path) != 64 {
+		return nil, false
+	}
+	var h hashkey.Hash
+	for i := range 32 {
+		n := func(j int) byte {
+			if j < len(prefix) {
+				return prefix[j]
+			}
+			return path[j-len(prefix)]
+		}
+		h[i] = n(2*i)<<4 | n(2*i+1)
+	}
+	if owner == nil {
+		return accountLeafKey(h), true
+	}
+	return slotLeafKey(*owner, h), true
+}
+
+// walkNew walks the new versions of the changed vertices below id (at nibble
+// path prefix, in owner's storage trie or the account trie) and collects
+// their leaves' entries.
+func (d *leafDiff) walkNew(id vertex.ID, prefix []byte, owner *hashkey.Hash) {
+	v, ok := d.changed(id)
+	if !ok || v == nil {
+		return
+	}
+	if v.Kind == vertex.Branch {
+		for n := range 16 {
+			if c := v.Child(n); c != vertex.NoID {
+				d.walkNew(c, append(append(prefix[:len(prefix):len(prefix)], v.Path...), byte(n)), owner)
+			}
+		}
+		return
+	}
+	key, ok := leafKey(prefix, v.Path, owner)
+	if !ok || (v.Payload != vertex.AccountPayload && v.Payload != vertex.SlotPayload) {
+		return
+	}
+	d.puts = append(d.puts, vertex.LeafEntry{Key: key, Val: leafValue(nil, &v.Vertex)})
+	d.newKeys[string(key)] = struct{}{}
+	if owner == nil && v.Acc != nil {
+		h := hashkey.Hash(key)
+		d.newAcc[h] = v.Acc.Storage
+		if v.Acc.Storage != vertex.NoID {
+			d.walkNew(v.Acc.Storage, nil, &h)
+		}
+	}
+}
+
+// walkOld walks the old versions of the changed vertices below id and
+// collects the entries of their leaves that the new walk did not reach.
+func (d *leafDiff) walkOld(id vertex.ID, prefix []byte, owner *hashkey.Hash) error {
+	if _, ok := d.changed(id); !ok {
+		return nil
+	}
+	v, err := d.db.storedVertex(id)
+	if err != nil || v == nil {
+		return err
+	}
+	if v.Kind == vertex.Branch {
+		for n := range 16 {
+			if c := v.Child(n); c != vertex.NoID {
+				if err := d.walkOld(c, append(append(prefix[:len(prefix):len(prefix)], v.Path...), byte(n)), owner); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	key, ok := leafKey(prefix, v.Path, owner)
+	if !ok || (v.Payload != vertex.AccountPayload && v.Payload != vertex.SlotPayload) {
+		return nil
+	}
+	if _, kept := d.newKeys[string(key)]; !kept {
+		d.dels = append(d.dels, vertex.LeafEntry{Key: key})
+	}
+	if owner != nil || v.Acc == nil || v.Acc.Storage == vertex.NoID {
+		return nil
+	}
+	h := hashkey.Hash(key)
+	if s, ok := d.newAcc[h]; !ok || s != v.Acc.Storage {
+		// Deleted, or its storage trie replaced or emptied: every old slot goes.
+		d.prefix = append(d.prefix, key)
+		return nil
+	}
+	return d.walkOld(v.Acc.Storage, nil, &h)
+}
+
+// storedVertex returns vertex id as the backend holds it (nil when absent),
+// from the cache or the backend, bypassing a pending write (and not caching
+// what it reads: the pending write shadows the cache).
+func (db *DB) storedVertex(id vertex.ID) (*node, error) {
+	var v *node
+	if ok, err := db.cache.Get(id, func(rec []byte) (err error) {
+		v, err = db.decode(id, rec)
+		return err
+	}); ok || err != nil {
+		return v, err
+	}
+	rec, err := db.backend.Vertex(id)
+	if err != nil {
+		return nil, vertexError(id, err)
+	}
+	if rec == nil {
+		return nil, nil
+	}
+	return db.decode(id, rec)
+}
