@@ -140,3 +140,37 @@ func TestCheckFindsLeafIndexDamage(t *testing.T) {
 	}
 	checkIndex(t, db, "after repair")
 }
+
+// TestPrefetch: after Prefetch on a parent frame with a cold cache, reads of
+// the prefetched accounts and slots on its child read nothing from the
+// backend, and the values are right.
+func TestPrefetch(t *testing.T) {
+	mem := trie.NewMemoryBackend()
+	db, _ := trie.Open(mem, nil)
+	st := newBlockState()
+	fr := db.Begin()
+	st.Apply(t, fr, rand.New(rand.NewPCG(5, 6)), 1, 200)
+	trietest.Must(t, db.Persist(fr, 1), "Persist")
+	db.Close()
+	db, _ = trie.Open(mem, nil)
+	parent := db.Begin()
+	child := parent.Begin()
+	var accts []hashkey.Hash
+	var slots []trie.StorageKey
+	for a := range 200 {
+		accts = append(accts, trietest.BlockAddr(a))
+		for j := range 40 {
+			slots = append(slots, trie.StorageKey{Account: trietest.BlockAddr(a), Slot: trietest.BlockSlot(j)})
+		}
+	}
+	before := mem.Stats()
+	trietest.Must(t, parent.Prefetch(accts, slots), "Prefetch")
+	if got := mem.Stats().PointReads - before.PointReads; got == 0 {
+		t.Fatal("Prefetch read nothing on a cold cache")
+	}
+	ls := db.LookupStats()
+	st.Check(t, child, nil)
+	if d := db.LookupStats(); d.Cold != ls.Cold || d.Lookups == ls.Lookups {
+		t.Fatalf("after Prefetch %d of %d lookups were cold", d.Cold-ls.Cold, d.Lookups-ls.Lookups)
+	}
+}
