@@ -93,6 +93,8 @@ func (h *hexSide) BuildPersist() error {
 func (h *hexSide) Apply(b *wlBlock) error {
 	h.cur = h.tip.Begin()
 	tx := h.cur
+	accts, slots := h.prefetchKeys(b)
+	pf := startPrefetch(h.tip, accts, slots)
 	for i := range b.accOps {
 		op := &b.accOps[i]
 		a := &h.w.accounts[op.idx]
@@ -106,7 +108,7 @@ func (h *hexSide) Apply(b *wlBlock) error {
 			return fmt.Errorf("UpdateStorage: %w", err)
 		}
 	}
-	return nil
+	return pf.wait()
 }
 
 func (h *hexSide) Root() (hashkey.Hash, error) { return h.cur.StateRoot() }

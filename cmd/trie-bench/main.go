@@ -79,10 +79,15 @@ func run(args []string, out io.Writer) error {
 	fs.BoolVar(&f.reuse, "reuse", false, "scale: continue on the stores already built in -dir (skip their build) at their next block")
 	fs.StringVar(&f.results, "results", "", "scale: append per-block results (JSON lines) to this file (default <dir>/results.jsonl)")
 	fs.StringVar(&f.label, "label", "", "scale: a label for this run in the results file")
+	fs.StringVar(&prefetchMode, "prefetch", prefetchMode, "hexstate: hand each block's keys to Frame.Prefetch: off, sync (before the block), async (beside it, as a client's prefetcher)")
+	fs.BoolVar(&buildLeafIndex, "build-leaf-index", true, "scale, hexstate: build the leaf index of a reused store that has none (timed, before the blocks)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}
+		return err
+	}
+	if err := checkPrefetchMode(prefetchMode); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
