@@ -201,7 +201,7 @@ func (db *DB) Check(ctx context.Context, opts *CheckOptions) (*CheckReport, erro
 			return nil, err
 		}
 	}
-	if db.leafIdx {
+	if db.leafIdx && rep.OK() { // the index is compared with a sound trie only
 		if err := db.checkLeafIndex(ctx, rep, o.Max); err != nil {
 			return nil, err
 		}

@@ -48,7 +48,7 @@ func (db *DB) checkLeafIndex(ctx context.Context, rep *CheckReport, max int) err
 		return nil
 	}
 	next, more := <-index
-	err := db.base.eachLeafEntry(ctx, func(key, val []byte) error {
+	err := db.eachLeafEntry(ctx, func(key, val []byte) error {
 		// Index entries below key have no leaf.
 		for more && bytes.Compare(next.key, key) < 0 {
 			rep.LeafEntries++

@@ -17,41 +17,91 @@ import (
 var errStopWalk = errors.New("trie: walk stopped")
 
 // eachLeafEntry calls fn, in ascending key order, with the index entry of
-// every account and slot of fr's state (an account's slots follow it). The
-// caller holds db.mu (fr is read without entering it). key and val are only
-// valid during the call.
-func (fr *Frame) eachLeafEntry(ctx context.Context, fn func(key, val []byte) error) error {
-	w := leafWalk{fr: fr, ctx: ctx, fn: fn}
-	return w.walk(vertex.RootID, nil, nil, false)
+// every account and slot of the state the backend holds (an account's slots
+// follow it). It reads the backend itself, not through the vertex cache (a
+// v2 branch's children with one range read); the caller holds db.mu with no
+// write pending. key and val are only valid during the call.
+func (db *DB) eachLeafEntry(ctx context.Context, fn func(key, val []byte) error) error {
+	w := leafWalk{db: db, ctx: ctx, fn: fn}
+	v, err := w.read(vertex.RootID, false)
+	if err != nil || v == nil {
+		return err
+	}
+	return w.walk(v, nil, nil)
 }
 
 type leafWalk struct {
-	fr  *Frame
+	db  *DB
 	ctx context.Context
 	fn  func(key, val []byte) error
 	val []byte
 	n   int
 }
 
-// walk visits the sub-trie at id (at nibble path prefix, in owner's storage
-// trie or, owner nil, the account trie); must says id is referenced.
-func (w *leafWalk) walk(id vertex.ID, prefix []byte, owner *hashkey.Hash, must bool) error {
+// read returns stored vertex id; must says it is referenced.
+func (w *leafWalk) read(id vertex.ID, must bool) (*node, error) {
+	rec, err := w.db.backend.Vertex(id)
+	switch {
+	case err != nil:
+		return nil, vertexError(id, err)
+	case rec == nil && must:
+		return nil, vertexError(id, ErrMissingVertex)
+	case rec == nil:
+		return nil, nil
+	}
+	return w.db.decode(id, rec)
+}
+
+// children returns the stored children of branch v, by slot.
+func (w *leafWalk) children(v *node) (*[16]*node, error) {
+	var kids [16]*node
+	if v.Kids != nil { // v1: scattered IDs
+		for n, id := range v.Kids {
+			if v.Used&(1<<n) != 0 {
+				c, err := w.read(id, true)
+				if err != nil {
+					return nil, err
+				}
+				kids[n] = c
+			}
+		}
+		return &kids, nil
+	}
+	err := w.db.backend.VertexRange(v.Base, vertex.BranchSlots, func(id vertex.ID, rec []byte) error {
+		if n := id - v.Base; v.Used&(1<<n) != 0 {
+			c, err := w.db.decode(id, rec)
+			kids[n] = c
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for n := range 16 {
+		if v.Used&(1<<n) != 0 && kids[n] == nil {
+			return nil, vertexError(v.Base+vertex.ID(n), ErrMissingVertex)
+		}
+	}
+	return &kids, nil
+}
+
+// walk visits the sub-trie of v (at nibble path prefix, in owner's storage
+// trie or, owner nil, the account trie).
+func (w *leafWalk) walk(v *node, prefix []byte, owner *hashkey.Hash) error {
 	if w.n++; w.n&4095 == 0 {
 		if err := w.ctx.Err(); err != nil {
 			return err
 		}
 	}
-	v, err := w.fr.lookup(id, must)
-	if err != nil || v == nil {
-		return err
-	}
 	if v.Kind == vertex.Branch {
-		if err := w.fr.db.prefetchChildren(w.fr, v); err != nil {
+		kids, err := w.children(v)
+		if err != nil {
 			return err
 		}
-		for n := range 16 {
-			if c := v.Child(n); c != vertex.NoID {
-				if err := w.walk(c, append(append(prefix[:len(prefix):len(prefix)], v.Path...), byte(n)), owner, true); err != nil {
+		for n, c := range kids {
+			if c != nil {
+				if err := w.walk(c, append(append(prefix[:len(prefix):len(prefix)], v.Path...), byte(n)), owner); err != nil {
 					return err
 				}
 			}
@@ -68,7 +118,11 @@ func (w *leafWalk) walk(id vertex.ID, prefix []byte, owner *hashkey.Hash, must b
 	}
 	if owner == nil && v.Acc.Storage != vertex.NoID {
 		h := hashkey.Hash(key)
-		return w.walk(v.Acc.Storage, nil, &h, true)
+		s, err := w.read(v.Acc.Storage, true)
+		if err != nil {
+			return err
+		}
+		return w.walk(s, nil, &h)
 	}
 	return nil
 }
@@ -106,7 +160,7 @@ func (db *DB) BuildLeafIndex(ctx context.Context) (entries uint64, err error) {
 		b = &vertex.Batch{}
 		return err
 	}
-	err = db.base.eachLeafEntry(ctx, func(key, val []byte) error {
+	err = db.eachLeafEntry(ctx, func(key, val []byte) error {
 		b.Leaves = append(b.Leaves, vertex.LeafEntry{Key: bytes.Clone(key), Val: bytes.Clone(val)})
 		entries++
 		if len(b.Leaves) < leafBuildBatch {
