@@ -93,8 +93,8 @@ type CheckReport struct {
 	// LeafEntries is how many entries the leaf index holds (marker not
 	// counted), set by DB.Check when the database has one.
 	LeafEntries uint64
-	Workers              int
-	Elapsed              time.Duration
+	Workers     int
+	Elapsed     time.Duration
 	// Violations are the first violations found (at most CheckOptions.Max),
 	// sub-tries in key order and their ancestors after them; each names its
 	// vertex and path (for a storage trie, the account's key too).

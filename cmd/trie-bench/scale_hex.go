@@ -3,8 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
-	"time"
 	"path/filepath"
+	"time"
 
 	"github.com/hexstate/hexstate/hashkey"
 	"github.com/hexstate/hexstate/rocks"
