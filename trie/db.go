@@ -72,6 +72,7 @@ type DB struct {
 	noChild        bool // Options.NoChildKeys
 	leafIdx        bool // the backend's leaf index is complete: persists keep it, reads use it
 	lookups        lookupCounters
+	leaves         leafCache // index values read ahead by Prefetch
 	cache          *reccache.Cache
 	base           *Frame // the persisted state, as a frame with no changes
 	block          uint64

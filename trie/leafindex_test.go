@@ -174,3 +174,44 @@ func TestPrefetch(t *testing.T) {
 		t.Fatalf("after Prefetch %d of %d lookups were cold", d.Cold-ls.Cold, d.Lookups-ls.Lookups)
 	}
 }
+
+// TestPrefetchReads: index entries read ahead answer the reads that follow
+// without backend reads, and a persist that lands drops them (the reads
+// after it see the new values).
+func TestPrefetchReads(t *testing.T) {
+	mem := trie.NewMemoryBackend()
+	db, _ := trie.Open(mem, nil)
+	st := newBlockState()
+	r := rand.New(rand.NewPCG(7, 8))
+	fr := db.Begin()
+	st.Apply(t, fr, r, 1, 200)
+	trietest.Must(t, db.Persist(fr, 1), "Persist")
+	db.Close()
+	db, _ = trie.Open(mem, &trie.Options{CacheBytes: 1})
+	parent := db.Begin()
+	child := parent.Begin()
+	var accts []hashkey.Hash
+	var slots []trie.StorageKey
+	for a := range 200 {
+		accts = append(accts, trietest.BlockAddr(a))
+		for j := range 40 {
+			slots = append(slots, trie.StorageKey{Account: trietest.BlockAddr(a), Slot: trietest.BlockSlot(j)})
+		}
+	}
+	trietest.Must(t, parent.PrefetchReads(accts, slots), "PrefetchReads")
+	before := mem.Stats().LeafReads
+	if before < uint64(len(accts)+len(slots)) {
+		t.Fatalf("PrefetchReads read %d index keys for %d keys", before, len(accts)+len(slots))
+	}
+	st.Check(t, child, nil)
+	if got := mem.Stats().LeafReads; got != before {
+		t.Fatalf("reads after PrefetchReads read %d index keys", got-before)
+	}
+	st.Apply(t, child, r, 2, 100)
+	trietest.Must(t, db.Persist(child, 2), "Persist")
+	trietest.Must(t, db.Flush(), "Flush")
+	st.Check(t, child.Begin(), nil)
+	if got := mem.Stats().LeafReads; got == before {
+		t.Fatal("reads after a persist landed were answered by entries read before it")
+	}
+}

@@ -99,44 +99,63 @@ func (fr *Frame) readAccount(addrHash hashkey.Hash, c *coldRead) (*node, bool, e
 	return v, cold, err
 }
 
-// readLeaf reads the index entry of key, of kind want (nil when absent).
+// readLeaf reads the index entry of key, of kind want (nil when absent),
+// from what Prefetch read ahead (a lookup that needed no backend read) or
+// the backend.
 func (fr *Frame) readLeaf(key []byte, want vertex.PayloadKind, c *coldRead) (*node, error) {
-	c.keys++
-	val, err := fr.db.backend.Leaf(key)
-	if err != nil || val == nil {
-		return nil, err
+	val, ok := fr.db.leaves.get(key)
+	if ok {
+		c.cold = false
+	} else {
+		c.keys++
+		var err error
+		if val, err = fr.db.backend.Leaf(key); err != nil {
+			return nil, err
+		}
+	}
+	if val == nil {
+		return nil, nil
 	}
 	return decodeLeafValue(key, val, want)
 }
 
-// account is Account's read: the account's leaf or its index entry.
-func (fr *Frame) account(addrHash hashkey.Hash) (*node, error) {
-	var c coldRead
-	defer c.count(fr.db)
-	v, cold, err := fr.readAccount(addrHash, &c)
-	if cold {
-		return fr.readLeaf(accountLeafKey(addrHash), vertex.AccountPayload, &c)
+// locate finds the account at addrHash (slot nil) or its slot: the leaf when
+// memory (or, without an index, the backend) holds its path, nil when it does
+// not exist, or else the index key that answers it (cold).
+func (fr *Frame) locate(addrHash hashkey.Hash, slot *hashkey.Hash, c *coldRead) (v *node, coldKey []byte, err error) {
+	key := func() []byte {
+		if slot == nil {
+			return accountLeafKey(addrHash)
+		}
+		return slotLeafKey(addrHash, *slot) // an account absent from the index has no slots there either
 	}
-	return v, err
-}
-
-// storage is Storage's read: the slot's leaf or its index entry (nil when
-// the slot or the account does not exist).
-func (fr *Frame) storage(addrHash, slotHash hashkey.Hash) (*node, error) {
-	var c coldRead
-	defer c.count(fr.db)
-	a, cold, err := fr.readAccount(addrHash, &c)
+	a, cold, err := fr.readAccount(addrHash, c)
 	if cold {
-		// An account absent from the index has no slots there either.
-		return fr.readLeaf(slotLeafKey(addrHash, slotHash), vertex.SlotPayload, &c)
+		return nil, key(), nil
 	}
-	if a == nil || err != nil || a.Acc.Storage == vertex.NoID {
-		return nil, err
+	if slot == nil || a == nil || err != nil || a.Acc.Storage == vertex.NoID {
+		return a, nil, err
 	}
 	var nb [64]byte
-	v, cold, err := fr.walk(a.Acc.Storage, hashkey.AppendNibbles(nb[:0], slotHash[:]), true, &c)
+	v, cold, err = fr.walk(a.Acc.Storage, hashkey.AppendNibbles(nb[:0], slot[:]), true, c)
 	if cold {
-		return fr.readLeaf(slotLeafKey(addrHash, slotHash), vertex.SlotPayload, &c)
+		return nil, key(), nil
 	}
-	return v, err
+	return v, nil, err
+}
+
+// read is Account's (slot nil) and Storage's read: the leaf, or the value of
+// its index entry.
+func (fr *Frame) read(addrHash hashkey.Hash, slot *hashkey.Hash) (*node, error) {
+	var c coldRead
+	defer c.count(fr.db)
+	v, key, err := fr.locate(addrHash, slot, &c)
+	if key == nil || err != nil {
+		return v, err
+	}
+	want := vertex.AccountPayload
+	if slot != nil {
+		want = vertex.SlotPayload
+	}
+	return fr.readLeaf(key, want, &c)
 }

@@ -58,7 +58,7 @@ func (fr *Frame) Account(addrHash hashkey.Hash) (Account, bool, error) {
 		return Account{}, false, err
 	}
 	defer fr.leave(useRead)
-	v, err := fr.account(addrHash)
+	v, err := fr.read(addrHash, nil)
 	if v == nil || err != nil {
 		return Account{}, false, err
 	}
@@ -154,7 +154,7 @@ func (fr *Frame) Storage(addrHash, slotHash hashkey.Hash) (uint256.Int, error) {
 		return x, err
 	}
 	defer fr.leave(useRead)
-	v, err := fr.storage(addrHash, slotHash)
+	v, err := fr.read(addrHash, &slotHash)
 	if v != nil {
 		x.SetBytes(v.Value)
 	}

@@ -93,8 +93,7 @@ func (h *hexSide) BuildPersist() error {
 func (h *hexSide) Apply(b *wlBlock) error {
 	h.cur = h.tip.Begin()
 	tx := h.cur
-	accts, slots := h.prefetchKeys(b)
-	pf := startPrefetch(h.tip, accts, slots)
+	pf := startPrefetch(h.tip, h.prefetchKeys(b))
 	for i := range b.accOps {
 		op := &b.accOps[i]
 		a := &h.w.accounts[op.idx]

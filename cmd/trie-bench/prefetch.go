@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/hexstate/hexstate/hashkey"
@@ -20,24 +21,41 @@ type prefetcher struct {
 	done chan error
 }
 
+// prefetchSet is what a block hands to the prefetch: the keys it writes
+// (their paths: Frame.Prefetch) and those it only reads (their leaf-index
+// entries: Frame.PrefetchReads).
+type prefetchSet struct {
+	accounts, readAccounts []hashkey.Hash
+	slots, readSlots       []trie.StorageKey
+}
+
 // startPrefetch starts the prefetch of a block's keys on parent (sealed: the
-// block's frame has begun on it) as prefetchMode says.
-func startPrefetch(parent *trie.Frame, accounts []hashkey.Hash, slots []trie.StorageKey) *prefetcher {
-	p := &prefetcher{done: make(chan error, 1)}
+// block's frame has begun on it) as prefetchMode says: the paths and the
+// index entries side by side.
+func startPrefetch(parent *trie.Frame, s *prefetchSet) *prefetcher {
+	p := &prefetcher{done: make(chan error, 2)}
+	run := func() {
+		go func() { p.done <- parent.PrefetchReads(s.readAccounts, s.readSlots) }()
+		p.done <- parent.Prefetch(s.accounts, s.slots)
+	}
 	switch prefetchMode {
 	case "off":
 		p.done <- nil
+		p.done <- nil
 	case "sync":
-		p.done <- parent.Prefetch(accounts, slots)
+		run()
+		<-p.done // both done before the block starts; wait reports errors
+		p.done <- nil
 	default:
-		go func() { p.done <- parent.Prefetch(accounts, slots) }()
+		go run()
 	}
 	return p
 }
 
 // wait returns the prefetch's error once it is done.
 func (p *prefetcher) wait() error {
-	if err := <-p.done; err != nil {
+	err := errors.Join(<-p.done, <-p.done)
+	if err != nil {
 		return fmt.Errorf("prefetch: %w", err)
 	}
 	return nil
@@ -52,33 +70,33 @@ func checkPrefetchMode(m string) error {
 	return fmt.Errorf("unknown -prefetch %q (want off, sync or async)", m)
 }
 
-// prefetchKeys returns the keys block b touches, as a client's prefetcher
+// prefetchKeys returns the keys block b writes, as a client's prefetcher
 // gets them.
-func (h *hexSide) prefetchKeys(b *wlBlock) ([]hashkey.Hash, []trie.StorageKey) {
-	accts := make([]hashkey.Hash, len(b.accOps))
+func (h *hexSide) prefetchKeys(b *wlBlock) *prefetchSet {
+	s := &prefetchSet{accounts: make([]hashkey.Hash, len(b.accOps)), slots: make([]trie.StorageKey, len(b.slotOps))}
 	for i := range b.accOps {
-		accts[i] = h.w.accounts[b.accOps[i].idx].hash
+		s.accounts[i] = h.w.accounts[b.accOps[i].idx].hash
 	}
-	slots := make([]trie.StorageKey, len(b.slotOps))
 	for i := range b.slotOps {
-		slots[i] = trie.StorageKey{Account: h.w.accounts[b.slotOps[i].idx].hash, Slot: b.slotOps[i].slot}
+		s.slots[i] = trie.StorageKey{Account: h.w.accounts[b.slotOps[i].idx].hash, Slot: b.slotOps[i].slot}
 	}
-	return accts, slots
+	return s
 }
 
-// prefetchKeys returns the keys block b reads and writes.
-func (b *scaleBlock) prefetchKeys() ([]hashkey.Hash, []trie.StorageKey) {
-	accts := make([]hashkey.Hash, 0, len(b.accReads)+len(b.accOps))
-	for _, ops := range [][]scaleAccOp{b.accReads, b.accOps} {
-		for i := range ops {
-			accts = append(accts, ops[i].hash)
-		}
+// prefetchKeys returns the keys block b writes and those it only reads.
+func (b *scaleBlock) prefetchKeys() *prefetchSet {
+	s := &prefetchSet{}
+	for i := range b.accOps {
+		s.accounts = append(s.accounts, b.accOps[i].hash)
 	}
-	slots := make([]trie.StorageKey, 0, len(b.slotRead)+len(b.slotOps))
-	for _, ops := range [][]scaleSlotOp{b.slotRead, b.slotOps} {
-		for i := range ops {
-			slots = append(slots, trie.StorageKey{Account: ops[i].hash, Slot: ops[i].slot})
-		}
+	for i := range b.accReads {
+		s.readAccounts = append(s.readAccounts, b.accReads[i].hash)
 	}
-	return accts, slots
+	for i := range b.slotOps {
+		s.slots = append(s.slots, trie.StorageKey{Account: b.slotOps[i].hash, Slot: b.slotOps[i].slot})
+	}
+	for i := range b.slotRead {
+		s.readSlots = append(s.readSlots, trie.StorageKey{Account: b.slotRead[i].hash, Slot: b.slotRead[i].slot})
+	}
+	return s
 }

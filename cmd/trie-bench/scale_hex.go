@@ -126,8 +126,7 @@ func (h *hexScale) Apply(b *scaleBlock) (readDigest, error) {
 	h.cur = h.tip.Begin()
 	fr := h.cur
 	var d readDigest
-	accts, slots := b.prefetchKeys()
-	pf := startPrefetch(h.tip, accts, slots)
+	pf := startPrefetch(h.tip, b.prefetchKeys())
 	for k := range b.accReads {
 		a, _, err := fr.Account(b.accReads[k].hash)
 		if err != nil {
