@@ -1,19 +1,23 @@
 package trie
 
 import (
+	"bytes"
 	"sync"
+
+	"github.com/hexstate/hexstate/vertex"
 )
 
-// leafCache holds leaf-index values that Prefetch read ahead of the reads
-// that need them (read_cold.go consults it before the backend). Its values
-// describe the state the backend held when they were read, so every write
-// that lands empties it (DB.write, before the pending write is dropped:
-// until then the reads of the keys it changed stop at its vertices and never
-// get here); a prefetch that read across a landing write keeps nothing
-// (gen).
+// leafCache holds leaf-index values that PrefetchReads read ahead of the
+// reads that need them (read_cold.go consults it before the backend). A
+// value describes the state the backend held when it was read; a write that
+// lands drops the values of the keys it changed (DB.write, before the
+// pending write is dropped: until then the reads of those keys stop at its
+// vertices and never get here). A prefetch reads only keys whose paths lie
+// outside the frames and the pending write, which that pending write's
+// landing does not change, and no other write can start while it runs (it
+// holds the database's read lock): so what it adds is current.
 type leafCache struct {
 	mu   sync.Mutex
-	gen  uint64
 	vals map[string][]byte // nil value: the key has no entry
 }
 
@@ -28,20 +32,10 @@ func (c *leafCache) get(key []byte) ([]byte, bool) {
 	return v, ok
 }
 
-// generation returns the generation to pass to fill.
-func (c *leafCache) generation() uint64 {
+// fill adds values read from the backend.
+func (c *leafCache) fill(keys, vals [][]byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.gen
-}
-
-// fill adds values read since generation gen, unless a write landed since.
-func (c *leafCache) fill(gen uint64, keys, vals [][]byte) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if gen != c.gen {
-		return
-	}
 	if c.vals == nil || len(c.vals)+len(keys) > leafCacheMax {
 		c.vals = make(map[string][]byte, len(keys))
 	}
@@ -50,10 +44,23 @@ func (c *leafCache) fill(gen uint64, keys, vals [][]byte) {
 	}
 }
 
-// invalidate empties the cache: a write is landing.
-func (c *leafCache) invalidate() {
+// landed drops what batch b changes in the index (everything, for nil or a
+// reset).
+func (c *leafCache) landed(b *vertex.Batch) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.gen++
-	c.vals = nil
+	if b == nil || b.LeafReset {
+		c.vals = nil
+		return
+	}
+	for _, l := range b.Leaves {
+		delete(c.vals, string(l.Key))
+	}
+	for _, p := range b.LeafPrefixDeletes {
+		for k := range c.vals {
+			if len(k) == 2*len(p) && bytes.HasPrefix([]byte(k), p) {
+				delete(c.vals, k)
+			}
+		}
+	}
 }

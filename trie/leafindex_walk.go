@@ -146,7 +146,7 @@ func (db *DB) BuildLeafIndex(ctx context.Context) (entries uint64, err error) {
 	}
 	db.mu.Lock()
 	db.leafIdx = false // readers walk the trie until the build is complete
-	db.leaves.invalidate()
+	db.leaves.landed(nil)
 	db.mu.Unlock()
 	db.mu.RLock()
 	if db.closed {

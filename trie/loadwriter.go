@@ -101,7 +101,7 @@ func (w *loadWriter) commit(alloc vertex.Allocator, block uint64, root hashkey.H
 	}
 	db.adoptLoadedLocked(alloc, block, root)
 	db.leafIdx = w.leaves
-	db.leaves.invalidate()
+	db.leaves.landed(nil)
 	return nil
 }
 

@@ -25,7 +25,6 @@ func (fr *Frame) PrefetchReads(accounts []hashkey.Hash, slots []StorageKey) erro
 	if !db.leafIdx {
 		return nil
 	}
-	gen := db.leaves.generation()
 	var keys [][]byte
 	add := func(addr hashkey.Hash, slot *hashkey.Hash) error {
 		var c coldRead
@@ -51,7 +50,7 @@ func (fr *Frame) PrefetchReads(accounts []hashkey.Hash, slots []StorageKey) erro
 	if err != nil {
 		return fmt.Errorf("trie: prefetch reads: %w", err)
 	}
-	db.leaves.fill(gen, keys, vals)
+	db.leaves.fill(keys, vals)
 	return nil
 }
 

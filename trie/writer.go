@@ -132,7 +132,7 @@ func (db *DB) write(p *pendingWrite, done chan struct{}) {
 	for _, id := range p.batch.Deletes {
 		db.cache.Remove(id)
 	}
-	db.leaves.invalidate()
+	db.leaves.landed(p.batch)
 	db.mu.Lock()
 	db.pending = nil
 	db.stored = stored{block: p.block, root: p.root}

@@ -44,7 +44,8 @@ func startPrefetch(parent *trie.Frame, s *prefetchSet) *prefetcher {
 		p.done <- nil
 	case "sync":
 		run()
-		<-p.done // both done before the block starts; wait reports errors
+		err := errors.Join(<-p.done, <-p.done) // both done before the block starts
+		p.done <- err
 		p.done <- nil
 	default:
 		go run()
