@@ -45,6 +45,10 @@ type loaderBatch struct {
 // checked that no other load runs; the load's loading flag is set here.
 func newLoadWriter(db *DB, what string, warm bool) loadWriter {
 	db.loading = true
+	// The load's batches empty the index and refill it: until the commit
+	// marks it complete, reads must not use it.
+	db.leafIdx = false
+	db.leaves.landed(nil)
 	return loadWriter{db: db, base: db.base, what: what, warm: warm, cur: new(loaderBatch), spare: new(loaderBatch)}
 }
 
