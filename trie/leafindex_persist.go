@@ -1,6 +1,7 @@
 package trie
 
 import (
+	"bytes"
 	"slices"
 
 	"github.com/hexstate/hexstate/hashkey"
@@ -19,16 +20,26 @@ import (
 // loses all its slots' entries with one prefix delete instead of a walk of
 // the old storage trie.
 
-// leafDiff collects one persist's index changes.
+// leafDiff collects one persist's index changes. Both walks visit children
+// in nibble order and an account's storage trie right after the account, so
+// they produce keys in ascending order: the new walk's puts are sorted, and
+// the old walk looks keys up in them by binary search.
 type leafDiff struct {
 	db      *DB
 	changes []change // sorted by ID, newest versions
 	puts    []vertex.LeafEntry
+	storage []vertex.ID // per put: an account's storage ID (NoID for a slot)
 	dels    []vertex.LeafEntry
 	prefix  [][]byte
-	newKeys map[string]struct{}
-	newAcc  map[hashkey.Hash]vertex.ID // storage ID of each account the new walk reached
-	nib     []byte
+}
+
+// put returns the index of key among the puts, or -1.
+func (d *leafDiff) put(key []byte) int {
+	i, ok := slices.BinarySearchFunc(d.puts, key, func(e vertex.LeafEntry, k []byte) int { return bytes.Compare(e.Key, k) })
+	if !ok {
+		return -1
+	}
+	return i
 }
 
 // leafChanges returns the leaf index's changes of a persist whose sorted
@@ -36,7 +47,7 @@ type leafDiff struct {
 // cache and the backend (not from the pending write: the caller is writing
 // it).
 func (db *DB) leafChanges(changes []change) (leaves []vertex.LeafEntry, prefixes [][]byte, err error) {
-	d := &leafDiff{db: db, changes: changes, newKeys: make(map[string]struct{}), newAcc: make(map[hashkey.Hash]vertex.ID)}
+	d := &leafDiff{db: db, changes: changes}
 	d.walkNew(vertex.RootID, nil, nil)
 	if err := d.walkOld(vertex.RootID, nil, nil); err != nil {
 		return nil, nil, err
@@ -105,10 +116,10 @@ func (d *leafDiff) walkNew(id vertex.ID, prefix []byte, owner *hashkey.Hash) {
 		return
 	}
 	d.puts = append(d.puts, vertex.LeafEntry{Key: key, Val: leafValue(nil, &v.Vertex)})
-	d.newKeys[string(key)] = struct{}{}
+	d.storage = append(d.storage, vertex.NoID)
 	if owner == nil && v.Acc != nil {
 		h := hashkey.Hash(key)
-		d.newAcc[h] = v.Acc.Storage
+		d.storage[len(d.storage)-1] = v.Acc.Storage
 		if v.Acc.Storage != vertex.NoID {
 			d.walkNew(v.Acc.Storage, nil, &h)
 		}
@@ -139,14 +150,15 @@ func (d *leafDiff) walkOld(id vertex.ID, prefix []byte, owner *hashkey.Hash) err
 	if !ok || (v.Payload != vertex.AccountPayload && v.Payload != vertex.SlotPayload) {
 		return nil
 	}
-	if _, kept := d.newKeys[string(key)]; !kept {
+	i := d.put(key)
+	if i < 0 {
 		d.dels = append(d.dels, vertex.LeafEntry{Key: key})
 	}
 	if owner != nil || v.Acc == nil || v.Acc.Storage == vertex.NoID {
 		return nil
 	}
 	h := hashkey.Hash(key)
-	if s, ok := d.newAcc[h]; !ok || s != v.Acc.Storage {
+	if i < 0 || d.storage[i] != v.Acc.Storage {
 		// Deleted, or its storage trie replaced or emptied: every old slot goes.
 		d.prefix = append(d.prefix, key)
 		return nil

@@ -79,7 +79,7 @@ func run(args []string, out io.Writer) error {
 	fs.BoolVar(&f.reuse, "reuse", false, "scale: continue on the stores already built in -dir (skip their build) at their next block")
 	fs.StringVar(&f.results, "results", "", "scale: append per-block results (JSON lines) to this file (default <dir>/results.jsonl)")
 	fs.StringVar(&f.label, "label", "", "scale: a label for this run in the results file")
-	fs.StringVar(&prefetchMode, "prefetch", prefetchMode, "hexstate: hand each block's keys to Frame.Prefetch: off, sync (before the block), async (beside it, as a client's prefetcher)")
+	fs.StringVar(&prefetchMode, "prefetch", prefetchMode, "hexstate: hand each block's keys to Frame.Prefetch/PrefetchReads: off, sync (before the block), async (beside it, as a client's prefetcher), auto (scale: sync, blocks: off)")
 	fs.BoolVar(&buildLeafIndex, "build-leaf-index", true, "scale, hexstate: build the leaf index of a reused store that has none (timed, before the blocks)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -116,6 +116,12 @@ func run(args []string, out io.Writer) error {
 		return errors.New("-accounts, -persist-every, -cache-mb and -reps must be positive, -blocks not negative")
 	}
 
+	if prefetchMode == "auto" {
+		prefetchMode = "off"
+		if f.mode == "scale" {
+			prefetchMode = "sync"
+		}
+	}
 	if f.mode == "scale" {
 		f.scale.accWrites, f.scale.slotWrites = f.cfg.blockAccounts, f.cfg.blockSlots
 		fmt.Fprintf(out, "trie-bench: mode=scale impl=%s accounts=%d blocks=%d persist-every=%d cache-mb=%d seed=%d dir=%s reuse=%v GOMAXPROCS=%d %s\n",

@@ -9,12 +9,14 @@ import (
 )
 
 // prefetchMode (flag -prefetch) is how hexstate's sides hand a block's keys
-// to trie.Frame.Prefetch before applying it: "off"; "sync", a call on the
-// block's parent frame that returns before the block's first read; "async",
-// the same call on another goroutine while the block executes, as a
-// client's prefetcher runs beside its transactions (Apply waits for it
-// before it returns).
-var prefetchMode = "async"
+// to trie.Frame.Prefetch and PrefetchReads before applying it: "off"; "sync",
+// calls on the block's parent frame that return before the block's first
+// read; "async", the same calls on other goroutines while the block
+// executes, as a client's prefetcher runs beside its transactions (Apply
+// waits for them before it returns); "auto" (the default), sync in the scale
+// mode and off in the blocks mode, whose state is in the caches (there a
+// prefetch only decodes every vertex of the paths a second time).
+var prefetchMode = "auto"
 
 // prefetcher is one block's prefetch.
 type prefetcher struct {
@@ -65,10 +67,10 @@ func (p *prefetcher) wait() error {
 // checkPrefetchMode validates -prefetch.
 func checkPrefetchMode(m string) error {
 	switch m {
-	case "off", "sync", "async":
+	case "off", "sync", "async", "auto":
 		return nil
 	}
-	return fmt.Errorf("unknown -prefetch %q (want off, sync or async)", m)
+	return fmt.Errorf("unknown -prefetch %q (want off, sync, async or auto)", m)
 }
 
 // prefetchKeys returns the keys block b writes, as a client's prefetcher
