@@ -31,6 +31,24 @@ type leafDiff struct {
 	storage []vertex.ID // per put: an account's storage ID (NoID for a slot)
 	dels    []vertex.LeafEntry
 	prefix  [][]byte
+	// The nibble paths of the walks: one buffer for the account trie, one for
+	// the storage trie being walked. A walk extends its prefix in place for
+	// each child in turn (depth first, a child's path is done with before
+	// the next one's is written), so a walk allocates no paths.
+	accNib, slotNib []byte
+}
+
+// nibbles returns the empty path buffer of the account trie or of a storage
+// trie.
+func (d *leafDiff) nibbles(storage bool) []byte {
+	b := &d.accNib
+	if storage {
+		b = &d.slotNib
+	}
+	if *b == nil {
+		*b = make([]byte, 0, 2*len(hashkey.Hash{})+2)
+	}
+	return (*b)[:0]
 }
 
 // put returns the index of key among the puts, or -1.
@@ -48,8 +66,8 @@ func (d *leafDiff) put(key []byte) int {
 // it).
 func (db *DB) leafChanges(changes []change) (leaves []vertex.LeafEntry, prefixes [][]byte, err error) {
 	d := &leafDiff{db: db, changes: changes}
-	d.walkNew(vertex.RootID, nil, nil)
-	if err := d.walkOld(vertex.RootID, nil, nil); err != nil {
+	d.walkNew(vertex.RootID, d.nibbles(false), nil)
+	if err := d.walkOld(vertex.RootID, d.nibbles(false), nil); err != nil {
 		return nil, nil, err
 	}
 	return append(d.dels, d.puts...), d.prefix, nil
@@ -104,9 +122,12 @@ func (d *leafDiff) walkNew(id vertex.ID, prefix []byte, owner *hashkey.Hash) {
 		return
 	}
 	if v.Kind == vertex.Branch {
+		p := append(prefix, v.Path...)
 		for n := range 16 {
 			if c := v.Child(n); c != vertex.NoID {
-				d.walkNew(c, append(append(prefix[:len(prefix):len(prefix)], v.Path...), byte(n)), owner)
+				if _, ok := d.changed(c); ok {
+					d.walkNew(c, append(p, byte(n)), owner)
+				}
 			}
 		}
 		return
@@ -121,7 +142,7 @@ func (d *leafDiff) walkNew(id vertex.ID, prefix []byte, owner *hashkey.Hash) {
 		h := hashkey.Hash(key)
 		d.storage[len(d.storage)-1] = v.Acc.Storage
 		if v.Acc.Storage != vertex.NoID {
-			d.walkNew(v.Acc.Storage, nil, &h)
+			d.walkNew(v.Acc.Storage, d.nibbles(true), &h)
 		}
 	}
 }
@@ -137,9 +158,13 @@ func (d *leafDiff) walkOld(id vertex.ID, prefix []byte, owner *hashkey.Hash) err
 		return err
 	}
 	if v.Kind == vertex.Branch {
+		p := append(prefix, v.Path...)
 		for n := range 16 {
 			if c := v.Child(n); c != vertex.NoID {
-				if err := d.walkOld(c, append(append(prefix[:len(prefix):len(prefix)], v.Path...), byte(n)), owner); err != nil {
+				if _, ok := d.changed(c); !ok {
+					continue
+				}
+				if err := d.walkOld(c, append(p, byte(n)), owner); err != nil {
 					return err
 				}
 			}
@@ -163,7 +188,7 @@ func (d *leafDiff) walkOld(id vertex.ID, prefix []byte, owner *hashkey.Hash) err
 		d.prefix = append(d.prefix, key)
 		return nil
 	}
-	return d.walkOld(v.Acc.Storage, nil, &h)
+	return d.walkOld(v.Acc.Storage, d.nibbles(true), &h)
 }
 
 // storedVertex returns vertex id as the backend holds it (nil when absent),
