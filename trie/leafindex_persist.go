@@ -36,6 +36,7 @@ type leafDiff struct {
 	// each child in turn (depth first, a child's path is done with before
 	// the next one's is written), so a walk allocates no paths.
 	accNib, slotNib []byte
+	buf             []byte // arena of the entries' keys and values
 }
 
 // nibbles returns the empty path buffer of the account trie or of a storage
@@ -90,27 +91,42 @@ func (d *leafDiff) changed(id vertex.ID) (*node, bool) {
 	return d.changes[i].v, true
 }
 
-// leafKey returns the index key of the leaf at nibble path prefix+path, in
-// the storage trie of account owner when owner is not nil; ok is false for a
-// key that is not 32 bytes (not a state trie).
-func leafKey(prefix, path []byte, owner *hashkey.Hash) (key []byte, ok bool) {
+// appendLeafKey appends the index key of the leaf at nibble path
+// prefix+path, in the storage trie of account owner when owner is not nil, to
+// dst; ok is false for a key that is not 32 bytes (not a state trie).
+func appendLeafKey(dst, prefix, path []byte, owner *hashkey.Hash) (key []byte, ok bool) {
 	if len(prefix)+len(path) != 64 {
-		return nil, false
+		return dst, false
 	}
-	var h hashkey.Hash
-	for i := range 32 {
-		n := func(j int) byte {
-			if j < len(prefix) {
-				return prefix[j]
-			}
-			return path[j-len(prefix)]
+	if owner != nil {
+		dst = append(dst, owner[:]...)
+	}
+	nib := func(j int) byte {
+		if j < len(prefix) {
+			return prefix[j]
 		}
-		h[i] = n(2*i)<<4 | n(2*i+1)
+		return path[j-len(prefix)]
 	}
-	if owner == nil {
-		return accountLeafKey(h), true
+	for i := range 32 {
+		dst = append(dst, nib(2*i)<<4|nib(2*i+1))
 	}
-	return slotLeafKey(*owner, h), true
+	return dst, true
+}
+
+// arena returns the free tail of the diff's byte arena, where keys and
+// values are appended: an arena that grows leaves the slices taken from it
+// valid, in the old array.
+func (d *leafDiff) arena() []byte {
+	if cap(d.buf)-len(d.buf) < 160 {
+		d.buf = make([]byte, 0, 64<<10)
+	}
+	return d.buf[len(d.buf):]
+}
+
+// take marks the bytes appended to arena a as used and returns them.
+func (d *leafDiff) take(a []byte) []byte {
+	d.buf = d.buf[:len(d.buf)+len(a)]
+	return a[:len(a):len(a)]
 }
 
 // walkNew walks the new versions of the changed vertices below id (at nibble
@@ -132,11 +148,12 @@ func (d *leafDiff) walkNew(id vertex.ID, prefix []byte, owner *hashkey.Hash) {
 		}
 		return
 	}
-	key, ok := leafKey(prefix, v.Path, owner)
+	key, ok := appendLeafKey(d.arena(), prefix, v.Path, owner)
 	if !ok || (v.Payload != vertex.AccountPayload && v.Payload != vertex.SlotPayload) {
 		return
 	}
-	d.puts = append(d.puts, vertex.LeafEntry{Key: key, Val: leafValue(nil, &v.Vertex)})
+	key = d.take(key)
+	d.puts = append(d.puts, vertex.LeafEntry{Key: key, Val: d.take(leafValue(d.arena(), &v.Vertex))})
 	d.storage = append(d.storage, vertex.NoID)
 	if owner == nil && v.Acc != nil {
 		h := hashkey.Hash(key)
@@ -171,10 +188,11 @@ func (d *leafDiff) walkOld(id vertex.ID, prefix []byte, owner *hashkey.Hash) err
 		}
 		return nil
 	}
-	key, ok := leafKey(prefix, v.Path, owner)
+	key, ok := appendLeafKey(d.arena(), prefix, v.Path, owner)
 	if !ok || (v.Payload != vertex.AccountPayload && v.Payload != vertex.SlotPayload) {
 		return nil
 	}
+	key = d.take(key)
 	i := d.put(key)
 	if i < 0 {
 		d.dels = append(d.dels, vertex.LeafEntry{Key: key})

@@ -108,7 +108,8 @@ func (w *leafWalk) walk(v *node, prefix []byte, owner *hashkey.Hash) error {
 		}
 		return nil
 	}
-	key, ok := leafKey(prefix, v.Path, owner)
+	var kb [64]byte
+	key, ok := appendLeafKey(kb[:0], prefix, v.Path, owner)
 	if !ok || (v.Payload != vertex.AccountPayload && v.Payload != vertex.SlotPayload) {
 		return nil // a generic trie's leaf: no entry
 	}
