@@ -155,14 +155,7 @@ func TestPrefetch(t *testing.T) {
 	db, _ = trie.Open(mem, nil)
 	parent := db.Begin()
 	child := parent.Begin()
-	var accts []hashkey.Hash
-	var slots []trie.StorageKey
-	for a := range 200 {
-		accts = append(accts, trietest.BlockAddr(a))
-		for j := range 40 {
-			slots = append(slots, trie.StorageKey{Account: trietest.BlockAddr(a), Slot: trietest.BlockSlot(j)})
-		}
-	}
+	accts, slots := blockKeys()
 	before := mem.Stats()
 	trietest.Must(t, parent.Prefetch(accts, slots), "Prefetch")
 	if got := mem.Stats().PointReads - before.PointReads; got == 0 {
@@ -190,14 +183,7 @@ func TestPrefetchReads(t *testing.T) {
 	db, _ = trie.Open(mem, &trie.Options{CacheBytes: 1})
 	parent := db.Begin()
 	child := parent.Begin()
-	var accts []hashkey.Hash
-	var slots []trie.StorageKey
-	for a := range 200 {
-		accts = append(accts, trietest.BlockAddr(a))
-		for j := range 40 {
-			slots = append(slots, trie.StorageKey{Account: trietest.BlockAddr(a), Slot: trietest.BlockSlot(j)})
-		}
-	}
+	accts, slots := blockKeys()
 	trietest.Must(t, parent.PrefetchReads(accts, slots), "PrefetchReads")
 	before := mem.Stats().LeafReads
 	if before < uint64(len(accts)+len(slots)) {
@@ -214,4 +200,15 @@ func TestPrefetchReads(t *testing.T) {
 	if got := mem.Stats().LeafReads; got == before {
 		t.Fatal("reads after a persist landed were answered by entries read before it")
 	}
+}
+
+// blockKeys returns every account and slot key BlockState may use.
+func blockKeys() (accts []hashkey.Hash, slots []trie.StorageKey) {
+	for a := range 200 {
+		accts = append(accts, trietest.BlockAddr(a))
+		for j := range 40 {
+			slots = append(slots, trie.StorageKey{Account: trietest.BlockAddr(a), Slot: trietest.BlockSlot(j)})
+		}
+	}
+	return accts, slots
 }
