@@ -66,14 +66,7 @@ func TestLeafIndexFollowsBlocks(t *testing.T) {
 // existed) reads through the trie, its persists write no entries, and
 // BuildLeafIndex builds an index the check accepts.
 func TestLeafIndexAbsent(t *testing.T) {
-	mem := trie.NewMemoryBackend()
-	db, _ := trie.Open(mem, &trie.Options{CacheBytes: 1})
-	st := newBlockState()
-	r := rand.New(rand.NewPCG(1, 2))
-	fr := db.Begin()
-	st.Apply(t, fr, r, 1, 100)
-	trietest.Must(t, db.Persist(fr, 1), "Persist")
-	db.Close()
+	mem, st, r := persistedBlock(t, 1, 100)
 	trietest.Must(t, mem.Write(&vertex.Batch{LeafReset: true}), "dropping the index")
 
 	db, err := trie.Open(mem, &trie.Options{CacheBytes: 1})
@@ -81,7 +74,7 @@ func TestLeafIndexAbsent(t *testing.T) {
 	if db.HasLeafIndex() {
 		t.Fatal("HasLeafIndex on a store without one")
 	}
-	fr = db.Begin()
+	fr := db.Begin()
 	st.Check(t, fr, nil)
 	if ls := db.LookupStats(); ls.ColdKeys <= ls.Cold {
 		t.Fatalf("without an index cold reads took %d keys for %d lookups: want the trie's paths", ls.ColdKeys, ls.Cold)
@@ -145,14 +138,8 @@ func TestCheckFindsLeafIndexDamage(t *testing.T) {
 // the prefetched accounts and slots on its child read nothing from the
 // backend, and the values are right.
 func TestPrefetch(t *testing.T) {
-	mem := trie.NewMemoryBackend()
+	mem, st, _ := persistedBlock(t, 5, 200)
 	db, _ := trie.Open(mem, nil)
-	st := newBlockState()
-	fr := db.Begin()
-	st.Apply(t, fr, rand.New(rand.NewPCG(5, 6)), 1, 200)
-	trietest.Must(t, db.Persist(fr, 1), "Persist")
-	db.Close()
-	db, _ = trie.Open(mem, nil)
 	parent := db.Begin()
 	child := parent.Begin()
 	accts, slots := blockKeys()
@@ -172,15 +159,8 @@ func TestPrefetch(t *testing.T) {
 // without backend reads, and a persist that lands drops them (the reads
 // after it see the new values).
 func TestPrefetchReads(t *testing.T) {
-	mem := trie.NewMemoryBackend()
-	db, _ := trie.Open(mem, nil)
-	st := newBlockState()
-	r := rand.New(rand.NewPCG(7, 8))
-	fr := db.Begin()
-	st.Apply(t, fr, r, 1, 200)
-	trietest.Must(t, db.Persist(fr, 1), "Persist")
-	db.Close()
-	db, _ = trie.Open(mem, &trie.Options{CacheBytes: 1})
+	mem, st, r := persistedBlock(t, 7, 200)
+	db, _ := trie.Open(mem, &trie.Options{CacheBytes: 1})
 	parent := db.Begin()
 	child := parent.Begin()
 	accts, slots := blockKeys()
@@ -211,4 +191,20 @@ func blockKeys() (accts []hashkey.Hash, slots []trie.StorageKey) {
 		}
 	}
 	return accts, slots
+}
+
+// persistedBlock returns a memory backend holding block 1 of n random
+// account operations drawn from seed, its model and the random source.
+func persistedBlock(t *testing.T, seed uint64, n int) (trie.Backend, *trietest.BlockState, *rand.Rand) {
+	t.Helper()
+	mem := trie.NewMemoryBackend()
+	db, err := trie.Open(mem, nil)
+	trietest.Must(t, err, "Open")
+	st := newBlockState()
+	r := rand.New(rand.NewPCG(seed, seed+1))
+	fr := db.Begin()
+	st.Apply(t, fr, r, 1, n)
+	trietest.Must(t, db.Persist(fr, 1), "Persist")
+	trietest.Must(t, db.Close(), "Close")
+	return mem, st, r
 }
