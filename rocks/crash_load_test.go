@@ -117,8 +117,10 @@ func TestCrashLoad(t *testing.T) {
 					if n > 0 {
 						midLoad++
 					}
+					checkLeafIndex(t, k, db, n == 0) // a load's first batch empties the index
 				case root == want && db.Block() == 1:
 					loaded++
+					checkLeafIndex(t, k, db, true)
 					fr := db.Begin()
 					for i := 0; i < len(state); i += 997 {
 						a := state[i]

@@ -212,6 +212,7 @@ func crashRun(t *testing.T, mode string, f vertex.Format, kills, maxSleep int) {
 			trietest.CheckKeys(t, fr, ref.m, trietest.Universe)
 		} else {
 			ref.st.Check(t, fr, nil)
+			checkLeafIndex(t, k, db, true)
 		}
 		trietest.Must(t, db.Close(), "kill %d: Close", k)
 		if t.Failed() {

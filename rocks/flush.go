@@ -26,7 +26,7 @@ func (s *Store) flushCFs() error {
 	fo := grocksdb.NewDefaultFlushOptions()
 	defer fo.Destroy()
 	fo.SetWait(false)
-	for _, cf := range []*grocksdb.ColumnFamilyHandle{s.cfVertex, s.cfAdmin} {
+	for _, cf := range s.handles() {
 		wait := time.Millisecond
 		for {
 			if err := s.db.FlushCF(cf, fo); err != nil {

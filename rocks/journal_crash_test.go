@@ -141,6 +141,7 @@ func TestJournalCrash(t *testing.T) {
 		}
 		if k%5 == 0 || tip >= journalCrashBlocks {
 			ref.st.Check(t, tipFr, nil)
+			checkLeafIndex(t, k, db, true)
 		}
 		if tip/journalCrashEvery*journalCrashEvery > persisted {
 			recoveredAcrossPersist++ // a Persist had been accepted, its write had not landed

@@ -14,6 +14,9 @@ const (
 	cfDefault = "default"
 	// cfVertices holds one key-value pair per vertex.
 	cfVertices = "vertices"
+	// cfLeaves holds the leaf index (docs/format.md §7). A store written
+	// before it existed lacks it; a read-write Open adds it (empty).
+	cfLeaves = "leaves"
 
 	// storeVersion is the version of this layout (column families, key
 	// encodings), written into the marker. It is not the trie format version,
@@ -34,7 +37,11 @@ var (
 
 // cfNames lists the column families of a store, in the order Open passes them
 // to RocksDB (and so the order of the handles it gets back).
-var cfNames = []string{cfDefault, cfVertices}
+var cfNames = []string{cfDefault, cfVertices, cfLeaves}
+
+// cfNamesNoLeaves are the column families of a store written before the leaf
+// index existed.
+var cfNamesNoLeaves = cfNames[:2]
 
 // markerValue returns the marker value of this layout version.
 func markerValue() []byte {

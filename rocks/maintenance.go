@@ -29,7 +29,7 @@ func (s *Store) compact(bottom grocksdb.BottommostLevelCompaction) error {
 	defer co.Destroy()
 	co.SetBottommostLevelCompaction(bottom)
 	co.SetExclusiveManualCompaction(true)
-	for _, cf := range []*grocksdb.ColumnFamilyHandle{s.cfVertex, s.cfAdmin} {
+	for _, cf := range s.handles() {
 		s.db.CompactRangeCFOpt(cf, grocksdb.Range{}, co)
 	}
 	s.ranges.invalidate() // let the replaced files go

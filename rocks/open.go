@@ -108,7 +108,7 @@ func inspect(dir string, readOnly bool) (openMode, error) {
 	foreignCFs := openErr(dir, ErrForeignDB,
 		fmt.Sprintf("a RocksDB database with column families %q, not hexstate's %q", cfs, cfNames),
 		"this is not a hexstate store (it was left unchanged); pass another directory", nil)
-	if !sameSet(cfs, cfNames) && !onlyDefault {
+	if !sameSet(cfs, cfNames) && !sameSet(cfs, cfNamesNoLeaves) && !onlyDefault {
 		return 0, foreignCFs
 	}
 
@@ -213,7 +213,12 @@ func openDB(dir string, o Options, mode openMode) (*Store, error) {
 	// A last log record cut short by a crash is dropped; damage anywhere else
 	// fails the open (see wal.go).
 	native.db.SetWALRecoveryMode(grocksdb.TolerateCorruptedTailRecordsRecovery)
-	db, cfs, err := openNative(dir, o.ReadOnly, native)
+	names, err := storeCFs(dir, create, o.ReadOnly, native)
+	if err != nil {
+		native.destroy()
+		return nil, err
+	}
+	db, cfs, err := openNative(dir, o.ReadOnly, native, names)
 	var damage *WALDamage
 	if isCorruption(err) && !create {
 		if damage = probeWAL(dir, err); damage != nil {
@@ -228,7 +233,7 @@ func openDB(dir string, o Options, mode openMode) (*Store, error) {
 				return nil, oe
 			}
 			native.db.SetWALRecoveryMode(grocksdb.PointInTimeRecovery)
-			db, cfs, err = openNative(dir, o.ReadOnly, native)
+			db, cfs, err = openNative(dir, o.ReadOnly, native, names)
 		}
 	}
 	if err != nil {
@@ -248,6 +253,7 @@ func openDB(dir string, o Options, mode openMode) (*Store, error) {
 		native:   native,
 		cfAdmin:  cfs[0],
 		cfVertex: cfs[1],
+		cfLeaves: leavesHandle(cfs),
 		ro:       grocksdb.NewDefaultReadOptions(),
 		wo:       grocksdb.NewDefaultWriteOptions(),
 		batch:    grocksdb.NewWriteBatch(),
@@ -277,12 +283,15 @@ func openDB(dir string, o Options, mode openMode) (*Store, error) {
 }
 
 // openNative opens the database in dir with the column families of a store.
-func openNative(dir string, readOnly bool, native *nativeOptions) (*grocksdb.DB, []*grocksdb.ColumnFamilyHandle, error) {
-	cfOpts := []*grocksdb.Options{native.db, native.db}
-	if readOnly {
-		return grocksdb.OpenDbForReadOnlyColumnFamilies(native.db, dir, cfNames, cfOpts, false)
+func openNative(dir string, readOnly bool, native *nativeOptions, names []string) (*grocksdb.DB, []*grocksdb.ColumnFamilyHandle, error) {
+	cfOpts := make([]*grocksdb.Options, len(names))
+	for i := range cfOpts {
+		cfOpts[i] = native.db
 	}
-	return grocksdb.OpenDbColumnFamilies(native.db, dir, cfNames, cfOpts)
+	if readOnly {
+		return grocksdb.OpenDbForReadOnlyColumnFamilies(native.db, dir, names, cfOpts, false)
+	}
+	return grocksdb.OpenDbColumnFamilies(native.db, dir, names, cfOpts)
 }
 
 // leftoverName matches the files RocksDB writes while creating a database,

@@ -83,6 +83,9 @@ func batchCost(b *vertex.Batch) uint64 {
 		n += uint64(len(r.Rec)) + 8 + recordOverhead
 	}
 	n += uint64(len(b.Deletes)) * (8 + recordOverhead)
+	for _, l := range b.Leaves {
+		n += uint64(len(l.Key)+len(l.Val)) + recordOverhead
+	}
 	return 2 * n
 }
 

@@ -27,6 +27,7 @@ type Store struct {
 	native   *nativeOptions
 	cfAdmin  *grocksdb.ColumnFamilyHandle // default CF: marker and admin record
 	cfVertex *grocksdb.ColumnFamilyHandle // vertices CF
+	cfLeaves *grocksdb.ColumnFamilyHandle // leaf index CF; nil in a read-only store written without it
 	ro       *grocksdb.ReadOptions        // shared by point reads (immutable)
 	wo       *grocksdb.WriteOptions
 
@@ -38,7 +39,7 @@ type Store struct {
 
 	walDamage *WALDamage // what a salvaging Open dropped; nil when nothing
 
-	pointReads, rangeReads, records atomic.Uint64
+	pointReads, rangeReads, records, leafReads atomic.Uint64
 }
 
 // Dir returns the directory the store was opened in.
@@ -168,7 +169,7 @@ func (s *Store) Write(b *vertex.Batch) error {
 		return err
 	}
 	defer s.mu.RUnlock()
-	if b == nil || (len(b.Puts) == 0 && len(b.Deletes) == 0 && b.Admin == nil) {
+	if b == nil || (len(b.Puts) == 0 && len(b.Deletes) == 0 && b.Admin == nil && !b.LeafChanges()) {
 		return nil
 	}
 	s.wmu.Lock()
@@ -203,6 +204,7 @@ func (s *Store) fill(wb *grocksdb.WriteBatch, b *vertex.Batch) {
 	if b.Admin != nil {
 		wb.PutCF(s.cfAdmin, adminKey, b.Admin)
 	}
+	s.fillLeaves(wb, b)
 }
 
 // Stats returns the reads served since Open: Vertex calls (PointReads),
@@ -213,6 +215,7 @@ func (s *Store) Stats() vertex.ReadStats {
 		PointReads: s.pointReads.Load(),
 		RangeReads: s.rangeReads.Load(),
 		Records:    s.records.Load(),
+		LeafReads:  s.leafReads.Load(),
 	}
 }
 
@@ -273,6 +276,9 @@ func (s *Store) release() {
 	}
 	s.cfVertex.Destroy()
 	s.cfAdmin.Destroy()
+	if s.cfLeaves != nil {
+		s.cfLeaves.Destroy()
+	}
 	s.db.Close()
 	s.ro.Destroy()
 	s.wo.Destroy()

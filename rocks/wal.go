@@ -81,7 +81,11 @@ func probeWAL(dir string, cause error) *WALDamage {
 	o.SetMaxOpenFiles(16)
 	o.SetSkipStatsUpdateOnDBOpen(true)
 	o.SetWALRecoveryMode(grocksdb.PointInTimeRecovery)
-	db, cfs, err := grocksdb.OpenDbForReadOnlyColumnFamilies(o, dir, cfNames, []*grocksdb.Options{o, o}, false)
+	names, err := grocksdb.ListColumnFamilies(o, dir)
+	if err != nil || names[0] != cfDefault {
+		return nil
+	}
+	db, cfs, err := grocksdb.OpenDbForReadOnlyColumnFamilies(o, dir, names, slices.Repeat([]*grocksdb.Options{o}, len(names)), false)
 	if err != nil {
 		return nil
 	}

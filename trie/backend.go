@@ -3,7 +3,8 @@ package trie
 import "github.com/hexstate/hexstate/vertex"
 
 // Backend is the persistent store beneath a DB: a map from vertex ID to encoded
-// vertex record plus one admin record. It is the only interface in hexstate; the
+// vertex record plus one admin record, and the leaf index: a map from
+// account or slot key to the leaf's value, written in the same batches. It is the only interface in hexstate; the
 // RocksDB store (package rocks) and the in-memory store (NewMemoryBackend) implement it.
 //
 // A Backend must be safe for concurrent reads; Write is never called concurrently
@@ -26,6 +27,21 @@ type Backend interface {
 	// b wrote or nothing of it. It must not keep b or its slices: callers reuse
 	// them.
 	Write(b *vertex.Batch) error
+
+	// Leaf returns the value of key in the leaf index (docs/format.md §7), or
+	// (nil, nil) when it has none. The caller owns the returned slice.
+	Leaf(key []byte) ([]byte, error)
+
+	// Leaves looks keys up in the leaf index in one batch (RocksDB's MultiGet)
+	// and calls fn for each key in order with its value, nil when absent; val
+	// is only valid during the call. An error from fn stops it and is
+	// returned.
+	Leaves(keys [][]byte, fn func(i int, val []byte) error) error
+
+	// EachLeaf calls fn, in ascending key order, for every leaf-index entry
+	// whose key is at least start. key and val are only valid during the call.
+	// An error from fn stops the walk and is returned.
+	EachLeaf(start []byte, fn func(key, val []byte) error) error
 
 	// Stats returns counters of the reads served so far.
 	Stats() vertex.ReadStats

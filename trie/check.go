@@ -90,8 +90,11 @@ type CheckReport struct {
 	// CheckOptions.CountRecords: the records at or below the allocator's top
 	// and how many of them no reference reaches (garbage, not corruption).
 	Records, Unreachable uint64
-	Workers              int
-	Elapsed              time.Duration
+	// LeafEntries is how many entries the leaf index holds (marker not
+	// counted), set by DB.Check when the database has one.
+	LeafEntries uint64
+	Workers     int
+	Elapsed     time.Duration
 	// Violations are the first violations found (at most CheckOptions.Max),
 	// sub-tries in key order and their ancestors after them; each names its
 	// vertex and path (for a storage trie, the account's key too).
@@ -195,6 +198,11 @@ func (db *DB) Check(ctx context.Context, opts *CheckOptions) (*CheckReport, erro
 	rep.compareRoot("the admin record's root")
 	if o.CountRecords {
 		if err := db.countRecords(rep); err != nil {
+			return nil, err
+		}
+	}
+	if db.leafIdx && rep.OK() { // the index is compared with a sound trie only
+		if err := db.checkLeafIndex(ctx, rep, o.Max); err != nil {
 			return nil, err
 		}
 	}

@@ -75,6 +75,9 @@ type DB struct {
 	workers        int
 	records        vertex.Records
 	noChild        bool // records != vertex.ChildKeyCopies: branch records without children's keys
+	leafIdx        bool // the backend's leaf index is complete: persists keep it, reads use it
+	lookups        lookupCounters
+	leaves         leafCache // index values read ahead by Prefetch
 	cache          *reccache.Cache
 	base           *Frame // the persisted state, as a frame with no changes
 	block          uint64
@@ -106,6 +109,7 @@ func Open(b Backend, opts *Options) (*DB, error) {
 	}
 	var found *admin
 	a := admin{format: want, top: vertex.FirstFreeID - 1, root: hashkey.EmptyRoot}
+	leafIdx := rec == nil // a new database starts with an empty, complete index
 	if rec != nil {
 		if a, err = decodeAdmin(rec); err != nil {
 			return nil, err
@@ -114,6 +118,9 @@ func Open(b Backend, opts *Options) (*DB, error) {
 			return nil, &FormatError{Found: a.format, Want: want}
 		}
 		found = &a
+		if leafIdx, err = readLeafMarker(b); err != nil {
+			return nil, err
+		}
 	}
 	recs, err := recordsFor(found, opts.Records)
 	if err != nil {
@@ -121,7 +128,9 @@ func Open(b Backend, opts *Options) (*DB, error) {
 	}
 	if rec == nil {
 		a.records = recs
-		if err := b.Write(&vertex.Batch{Admin: a.encode()}); err != nil {
+		batch := &vertex.Batch{Admin: a.encode(), LeafReset: true,
+			Leaves: []vertex.LeafEntry{{Key: leafMarkerKey, Val: leafMarkerValue}}}
+		if err := b.Write(batch); err != nil {
 			return nil, fmt.Errorf("trie: creating database: %w", err)
 		}
 	}
@@ -131,6 +140,7 @@ func Open(b Backend, opts *Options) (*DB, error) {
 		workers: opts.Workers,
 		records: recs,
 		noChild: recs != vertex.ChildKeyCopies,
+		leafIdx: leafIdx,
 		cache:   reccache.New(cmpOr(opts.CacheBytes, 256<<20)),
 		block:   a.block,
 		root:    a.root,
@@ -248,21 +258,33 @@ func (db *DB) Close() error {
 // load returns persisted vertex id (nil when absent), from the cache or the backend.
 // Each call returns a vertex of its own, decoded from the cached or stored record.
 func (db *DB) load(id vertex.ID) (*node, error) {
+	if v, ok, err := db.loadWarm(id); ok || err != nil {
+		return v, err
+	}
+	return db.loadStored(id)
+}
+
+// loadWarm is load when memory holds vertex id (a pending write, the cache):
+// ok is false when only the backend may.
+func (db *DB) loadWarm(id vertex.ID) (v *node, ok bool, err error) {
 	if p := db.pending; p != nil {
 		if v, ok := p.lookup(id); ok {
 			if v == nil {
-				return nil, nil
+				return nil, true, nil
 			}
-			return v.clone(), nil // a vertex of its own, as from a record
+			return v.clone(), true, nil // a vertex of its own, as from a record
 		}
 	}
-	var v *node
-	if ok, err := db.cache.Get(id, func(rec []byte) (err error) {
+	ok, err = db.cache.Get(id, func(rec []byte) (err error) {
 		v, err = db.decode(id, rec)
 		return err
-	}); ok || err != nil {
-		return v, err
-	}
+	})
+	return v, ok, err
+}
+
+// loadStored is load from the backend (and into the cache).
+func (db *DB) loadStored(id vertex.ID) (*node, error) {
+	var v *node
 	rec, err := db.backend.Vertex(id)
 	if err != nil {
 		return nil, vertexError(id, err)

@@ -68,6 +68,7 @@ func (db *DB) NewStateLoader() (*StateLoader, error) {
 		return nil, err
 	}
 	l := &StateLoader{w: newLoadWriter(db, "state loader", true), db: db, alloc: db.base.alloc}
+	l.w.leaves = true
 	l.accts = build.New(db.format, &l.alloc, &l.enc, l.emit)
 	l.accts.Reset(vertex.RootID, 0)
 	l.slots = build.New(db.format, &l.alloc, &l.enc, l.emit)
@@ -104,6 +105,7 @@ func (l *StateLoader) add(a *AccountLeaf) error {
 	if err := addAccount(l.accts, l.slots, a, &l.nib); err != nil {
 		return err
 	}
+	l.w.addLeaves(a)
 	l.last = a.AddrHash
 	l.n++
 	return nil

@@ -27,6 +27,11 @@ type loadWriter struct {
 	written  uint64       // records written
 	bytes    uint64       // bytes of records written
 	released bool         // the database's loading flag is cleared
+	// reset is set once a batch has emptied the leaf index (the first one
+	// does: an index the load does not fill must not be taken as complete);
+	// leaves says the load fills it (a StateLoader does), so that the commit
+	// marks it complete.
+	reset, leaves bool
 }
 
 // loaderBatch is a batch of records and the buffer they are encoded in. A
@@ -40,6 +45,10 @@ type loaderBatch struct {
 // checked that no other load runs; the load's loading flag is set here.
 func newLoadWriter(db *DB, what string, warm bool) loadWriter {
 	db.loading = true
+	// The load's batches empty the index and refill it: until the commit
+	// marks it complete, reads must not use it.
+	db.leafIdx = false
+	db.leaves.landed(nil)
 	return loadWriter{db: db, base: db.base, what: what, warm: warm, cur: new(loaderBatch), spare: new(loaderBatch)}
 }
 
@@ -95,10 +104,15 @@ func (w *loadWriter) commitLocked(alloc vertex.Allocator, block uint64, root has
 	a := admin{format: db.format, records: db.records, top: alloc.Top, block: block, root: root}
 	db.mu.Lock()
 	defer db.mu.Unlock()
+	if w.leaves {
+		w.cur.batch.Leaves = append(w.cur.batch.Leaves, vertex.LeafEntry{Key: leafMarkerKey, Val: leafMarkerValue})
+	}
 	if err := w.writeLocked(w.cur, a.encode()); err != nil {
 		return err
 	}
 	db.adoptLoadedLocked(alloc, block, root)
+	db.leafIdx = w.leaves
+	db.leaves.landed(nil)
 	return nil
 }
 
@@ -115,6 +129,7 @@ func (w *loadWriter) writeLocked(b *loaderBatch, admin []byte) error {
 	puts := b.batch.Puts
 	slices.SortFunc(puts, func(x, y vertex.Record) int { return cmp.Compare(x.ID, y.ID) })
 	b.batch.Admin = admin
+	b.batch.LeafReset = !w.reset
 	w.db.wmu.Lock()
 	err := w.db.backend.Write(&b.batch)
 	w.db.wmu.Unlock()
@@ -131,6 +146,7 @@ func (w *loadWriter) writeLocked(b *loaderBatch, admin []byte) error {
 			w.db.cache.Put(r.ID, r.Rec)
 		}
 	}
+	w.reset = true
 	w.written += uint64(len(puts))
 	w.bytes += uint64(len(b.buf))
 	b.batch = vertex.Batch{Puts: puts[:0]}

@@ -14,7 +14,9 @@ import (
 type memoryBackend struct {
 	mu     sync.RWMutex
 	recs   map[vertex.ID][]byte
+	leaves map[string][]byte
 	admin  []byte
+	leafRd atomic.Uint64
 	point  atomic.Uint64
 	ranges atomic.Uint64
 	count  atomic.Uint64
@@ -22,7 +24,7 @@ type memoryBackend struct {
 
 // NewMemoryBackend returns an empty in-memory Backend.
 func NewMemoryBackend() Backend {
-	return &memoryBackend{recs: make(map[vertex.ID][]byte)}
+	return &memoryBackend{recs: make(map[vertex.ID][]byte), leaves: make(map[string][]byte)}
 }
 
 func (m *memoryBackend) Vertex(id vertex.ID) ([]byte, error) {
@@ -70,11 +72,12 @@ func (m *memoryBackend) Write(b *vertex.Batch) error {
 	if b.Admin != nil {
 		m.admin = slices.Clone(b.Admin)
 	}
+	m.writeLeaves(b)
 	return nil
 }
 
 func (m *memoryBackend) Stats() vertex.ReadStats {
-	return vertex.ReadStats{PointReads: m.point.Load(), RangeReads: m.ranges.Load(), Records: m.count.Load()}
+	return vertex.ReadStats{PointReads: m.point.Load(), RangeReads: m.ranges.Load(), Records: m.count.Load(), LeafReads: m.leafRd.Load()}
 }
 
 // Close does nothing: the records live as long as the backend value, so a DB

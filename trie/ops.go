@@ -71,29 +71,37 @@ func (fr *Frame) hash() (hashkey.Hash, error) {
 // find returns the vertex holding the payload at nibble path below id, if any;
 // must says id has to exist (see Frame.need).
 func (fr *Frame) find(id vertex.ID, path []byte, must bool) (*node, error) {
+	v, _, err := fr.walk(id, path, must, nil)
+	return v, err
+}
+
+// walk is find for a cold read (see read_cold.go): with c not nil it counts
+// the backend reads in c, and when the database has a leaf index it stops at
+// the first vertex that only the backend holds and reports cold instead.
+func (fr *Frame) walk(id vertex.ID, path []byte, must bool, c *coldRead) (_ *node, cold bool, err error) {
 	for {
-		v, err := fr.lookup(id, must)
+		v, cold, err := fr.lookupCold(id, must, c)
 		if err != nil || v == nil {
-			return nil, err
+			return nil, cold, err
 		}
 		if !bytes.HasPrefix(path, v.Path) {
-			return nil, nil
+			return nil, false, nil
 		}
 		path = path[len(v.Path):]
 		if v.Kind == vertex.Leaf {
 			if len(path) != 0 {
-				return nil, nil
+				return nil, false, nil
 			}
-			return v, nil
+			return v, false, nil
 		}
 		if len(path) == 0 {
 			if !v.HasValue() {
-				return nil, nil
+				return nil, false, nil
 			}
-			return v, nil
+			return v, false, nil
 		}
 		if id = v.Child(int(path[0])); id == vertex.NoID {
-			return nil, nil
+			return nil, false, nil
 		}
 		path, must = path[1:], true
 	}

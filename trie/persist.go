@@ -178,8 +178,8 @@ func chainChanges(chain []vertexStore) ([]change, int) {
 // would write. Records store a key only for a branch whose key is a hash: for
 // any other vertex there is nothing to cache.
 func (db *DB) cacheKey(id vertex.ID, v *node, k hashkey.Key, kids vertex.ChildKeys) {
-	if v.Kind != vertex.Branch || !k.IsHash() {
-		return
+	if v.Kind != vertex.Branch || !k.IsHash() || db.inPending(id) {
+		return // a pending write's version must not reach the cache before it lands
 	}
 	cp := *v
 	cp.Key, cp.ChildKeys, cp.stale = k, kids, 0

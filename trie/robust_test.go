@@ -148,6 +148,15 @@ func TestMissingStorageRoot(t *testing.T) {
 	if _, err := fr.StorageRoot(a); !errors.Is(err, trie.ErrMissingVertex) {
 		t.Fatalf("StorageRoot: %v, want ErrMissingVertex", err)
 	}
+	// The leaf index answers a cold Storage without the storage trie; without
+	// the index the read walks the trie and finds the hole.
+	if v, err := fr.Storage(a, hashkey.Keccak256([]byte("s"))); err != nil || v.Uint64() != 5 {
+		t.Fatalf("cold Storage: %v, %v, want 5 from the leaf index", &v, err)
+	}
+	db.Close()
+	mem.Write(&vertex.Batch{LeafReset: true})
+	db, _ = trie.Open(mem, nil)
+	fr = db.Begin()
 	if _, err := fr.Storage(a, hashkey.Keccak256([]byte("s"))); !errors.Is(err, trie.ErrMissingVertex) {
 		t.Fatalf("Storage: %v, want ErrMissingVertex", err)
 	}

@@ -35,6 +35,9 @@ func (acc *Account) vertexAccount() vertex.Account {
 // ErrNoAccount is returned by UpdateStorage for an account that does not exist.
 var ErrNoAccount = errors.New("trie: no such account")
 
+// errNotAccount is the corruption of a state trie leaf that is not an account.
+var errNotAccount = errors.New("state trie holds a non-account value")
+
 // UpdateAccount creates or updates the account at addrHash. An existing account
 // keeps its storage.
 func (fr *Frame) UpdateAccount(addrHash hashkey.Hash, acc Account) error {
@@ -55,7 +58,7 @@ func (fr *Frame) Account(addrHash hashkey.Hash) (Account, bool, error) {
 		return Account{}, false, err
 	}
 	defer fr.leave(useRead)
-	v, err := fr.findAccount(addrHash)
+	v, err := fr.read(addrHash, nil)
 	if v == nil || err != nil {
 		return Account{}, false, err
 	}
@@ -151,12 +154,7 @@ func (fr *Frame) Storage(addrHash, slotHash hashkey.Hash) (uint256.Int, error) {
 		return x, err
 	}
 	defer fr.leave(useRead)
-	a, err := fr.findAccount(addrHash)
-	if a == nil || err != nil || a.Acc.Storage == vertex.NoID {
-		return x, err
-	}
-	var nb [64]byte
-	v, err := fr.find(a.Acc.Storage, hashkey.AppendNibbles(nb[:0], slotHash[:]), true)
+	v, err := fr.read(addrHash, &slotHash)
 	if v != nil {
 		x.SetBytes(v.Value)
 	}
@@ -214,7 +212,7 @@ func (fr *Frame) findAccount(addrHash hashkey.Hash) (*node, error) {
 	var nb [64]byte
 	v, err := fr.find(vertex.RootID, hashkey.AppendNibbles(nb[:0], addrHash[:]), false)
 	if v != nil && v.Payload != vertex.AccountPayload {
-		return nil, vertexError(vertex.RootID, errors.New("state trie holds a non-account value"))
+		return nil, vertexError(vertex.RootID, errNotAccount)
 	}
 	return v, err
 }

@@ -53,8 +53,9 @@ func (p *pendingWrite) lookup(id vertex.ID) (*node, bool) {
 	return nil, false
 }
 
-// encode merges the stores' changes into one batch with the admin record.
-func (db *DB) encode(p *pendingWrite) *vertex.Batch {
+// encode merges the stores' changes into one batch with the admin record and,
+// when the database has a leaf index, the index's changes.
+func (db *DB) encode(p *pendingWrite) (*vertex.Batch, error) {
 	a := admin{format: db.format, records: db.records, top: p.top, block: p.block, root: p.root}
 	batch := &vertex.Batch{Admin: a.encode()}
 	changes, size := chainChanges(p.stores)
@@ -66,7 +67,13 @@ func (db *DB) encode(p *pendingWrite) *vertex.Batch {
 	if db.noChild {
 		p.cached = cachedRecords(changes)
 	}
-	return batch
+	if db.leafIdx {
+		var err error
+		if batch.Leaves, batch.LeafPrefixDeletes, err = db.leafChanges(changes); err != nil {
+			return nil, fmt.Errorf("leaf index: %w", err)
+		}
+	}
+	return batch, nil
 }
 
 // cachedRecords encodes, for the cache, the changed branches that know their
@@ -130,12 +137,15 @@ func (db *DB) startWrite(p *pendingWrite) {
 // (the backend now holds its state) and trims the journal up to it.
 func (db *DB) write(p *pendingWrite, done chan struct{}) {
 	defer close(done)
+	var err error
 	if p.batch == nil {
-		p.batch = db.encode(p)
+		p.batch, err = db.encode(p)
 	}
-	db.wmu.Lock()
-	err := db.backend.Write(p.batch)
-	db.wmu.Unlock()
+	if err == nil {
+		db.wmu.Lock()
+		err = db.backend.Write(p.batch)
+		db.wmu.Unlock()
+	}
 	if err != nil {
 		db.mu.Lock()
 		db.writeErr = fmt.Errorf("trie: persist block %d: %w", p.block, err)
@@ -154,6 +164,7 @@ func (db *DB) write(p *pendingWrite, done chan struct{}) {
 	for _, id := range p.batch.Deletes {
 		db.cache.Remove(id)
 	}
+	db.leaves.landed(p.batch)
 	db.mu.Lock()
 	db.pending = nil
 	db.stored = stored{block: p.block, root: p.root}

@@ -6,6 +6,26 @@ type Batch struct {
 	Puts    []Record // records to write (insert or overwrite)
 	Deletes []ID     // records to remove; deleting an absent ID is not an error
 	Admin   []byte   // new admin record; nil leaves it unchanged
+
+	// The leaf index's changes (docs/format.md §7), applied in this order
+	// after the records: LeafReset removes every entry (the marker included),
+	// LeafPrefixDeletes remove every 64-byte key that starts with one of
+	// them (a deleted storage trie), then Leaves are written in order.
+	LeafReset         bool
+	LeafPrefixDeletes [][]byte
+	Leaves            []LeafEntry
+}
+
+// LeafEntry is one change of the leaf index: Val is the new value, nil deletes
+// Key (deleting an absent key is not an error).
+type LeafEntry struct {
+	Key []byte
+	Val []byte
+}
+
+// LeafChanges reports whether b changes the leaf index.
+func (b *Batch) LeafChanges() bool {
+	return b.LeafReset || len(b.LeafPrefixDeletes) > 0 || len(b.Leaves) > 0
 }
 
 // Record is one encoded vertex and its ID.
@@ -20,4 +40,7 @@ type ReadStats struct {
 	PointReads uint64 // single-record lookups
 	RangeReads uint64 // range reads ([first, first+n) scans)
 	Records    uint64 // records returned by either
+	// LeafReads counts the keys looked up in the leaf index (Leaf and
+	// Leaves), found or not.
+	LeafReads uint64
 }

@@ -93,6 +93,7 @@ func (h *hexSide) BuildPersist() error {
 func (h *hexSide) Apply(b *wlBlock) error {
 	h.cur = h.tip.Begin()
 	tx := h.cur
+	pf := startPrefetch(h.tip, h.prefetchKeys(b))
 	for i := range b.accOps {
 		op := &b.accOps[i]
 		a := &h.w.accounts[op.idx]
@@ -106,7 +107,7 @@ func (h *hexSide) Apply(b *wlBlock) error {
 			return fmt.Errorf("UpdateStorage: %w", err)
 		}
 	}
-	return nil
+	return pf.wait()
 }
 
 func (h *hexSide) Root() (hashkey.Hash, error) { return h.cur.StateRoot() }

@@ -85,10 +85,15 @@ func run(args []string, out io.Writer) error {
 	fs.StringVar(&f.label, "label", "", "scale: a label for this run in the results file")
 	fs.StringVar(&f.membound, "membound", "", "scale: disk-bound mode: run each implementation in a child trie-bench under -membound-cmd with this memory limit, page cache included (e.g. 300M; needs root)")
 	fs.StringVar(&f.memboundCmd, "membound-cmd", "/work/shared/tools/membound", "scale: the membound tool (usage: membound LIMIT COMMAND [ARGS...])")
+	fs.StringVar(&prefetchMode, "prefetch", prefetchMode, "hexstate: hand each block's keys to Frame.Prefetch/PrefetchReads: off, sync (before the block), async (beside it, as a client's prefetcher), auto (scale: sync, blocks: off)")
+	fs.BoolVar(&buildLeafIndex, "build-leaf-index", true, "scale, hexstate: build the leaf index of a reused store that has none (timed, before the blocks)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}
+		return err
+	}
+	if err := checkPrefetchMode(prefetchMode); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
@@ -126,6 +131,12 @@ func run(args []string, out io.Writer) error {
 		return errors.New("-accounts, -persist-every, -cache-mb and -reps must be positive, -blocks not negative")
 	}
 
+	if prefetchMode == "auto" {
+		prefetchMode = "off"
+		if f.mode == "scale" {
+			prefetchMode = "sync"
+		}
+	}
 	if f.mode == "scale" && f.membound != "" {
 		return runMembound(&f, args, out)
 	}

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"github.com/hexstate/hexstate/hashkey"
 	"github.com/hexstate/hexstate/rocks"
@@ -24,6 +26,7 @@ type hexScale struct {
 		rocks   rocks.BlockStats
 		backend vertex.ReadStats
 		cache   trie.CacheStats
+		lookups trie.LookupStats
 	}
 }
 
@@ -155,15 +158,29 @@ func (h *hexScale) Open(block uint64, root hashkey.Hash) error {
 	if h.db.Block() != block || got != root {
 		return fmt.Errorf("%s: store is at block %d root %v, its state file says block %d root %v", h.name, h.db.Block(), got, block, root)
 	}
+	if buildLeafIndex && !h.db.HasLeafIndex() {
+		start := time.Now()
+		n, err := h.db.BuildLeafIndex(context.Background())
+		if err != nil {
+			return fmt.Errorf("%s: %w", h.name, err)
+		}
+		fmt.Printf("[%s] built the leaf index of the reused store: %d entries in %v\n", h.name, n, time.Since(start).Round(time.Millisecond))
+	}
+	fmt.Printf("[%s] leaf index: %v; prefetch: %s\n", h.name, h.db.HasLeafIndex(), prefetchMode)
 	h.tip = h.db.Begin()
 	h.Stats()
 	return nil
 }
 
+// buildLeafIndex (flag -build-leaf-index) makes Open build the leaf index of
+// a reused store written without one.
+var buildLeafIndex = true
+
 func (h *hexScale) Apply(b *scaleBlock) (readDigest, error) {
 	h.cur = h.tip.Begin()
 	fr := h.cur
 	var d readDigest
+	pf := startPrefetch(h.tip, b.prefetchKeys())
 	for k := range b.accReads {
 		a, _, err := fr.Account(b.accReads[k].hash)
 		if err != nil {
@@ -192,7 +209,7 @@ func (h *hexScale) Apply(b *scaleBlock) (readDigest, error) {
 			return d, fmt.Errorf("UpdateStorage: %w", err)
 		}
 	}
-	return d, nil
+	return d, pf.wait()
 }
 
 func (h *hexScale) Root() (hashkey.Hash, error) { return h.cur.StateRoot() }
@@ -217,7 +234,11 @@ func (h *hexScale) Stats() map[string]uint64 {
 	out["backend_point_reads"] = b.PointReads - h.last.backend.PointReads
 	out["backend_range_reads"] = b.RangeReads - h.last.backend.RangeReads
 	out["backend_records"] = b.Records - h.last.backend.Records
+	out["backend_leaf_reads"] = b.LeafReads - h.last.backend.LeafReads
 	h.last.backend = b
+	l := h.db.LookupStats()
+	out["lookups"], out["cold_lookups"], out["cold_lookup_keys"] = l.Lookups-h.last.lookups.Lookups, l.Cold-h.last.lookups.Cold, l.ColdKeys-h.last.lookups.ColdKeys
+	h.last.lookups = l
 	c := h.db.CacheStats()
 	out["cache_hits"] = uint64(c.Hits - h.last.cache.Hits)
 	out["cache_misses"] = uint64(c.Misses - h.last.cache.Misses)

@@ -1,0 +1,185 @@
+package trie
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/hexstate/hexstate/hashkey"
+	"github.com/hexstate/hexstate/vertex"
+)
+
+// A whole state's leaf-index entries in key order, from the trie: what
+// BuildLeafIndex writes and what the check compares the index with.
+
+// errStopWalk stops a walk early without being an error.
+var errStopWalk = errors.New("trie: walk stopped")
+
+// eachLeafEntry calls fn, in ascending key order, with the index entry of
+// every account and slot of the state the backend holds (an account's slots
+// follow it). It reads the backend itself, not through the vertex cache (a
+// v2 branch's children with one range read); the caller holds db.mu with no
+// write pending. key and val are only valid during the call.
+func (db *DB) eachLeafEntry(ctx context.Context, fn func(key, val []byte) error) error {
+	w := leafWalk{db: db, ctx: ctx, fn: fn}
+	v, err := w.read(vertex.RootID, false)
+	if err != nil || v == nil {
+		return err
+	}
+	return w.walk(v, nil, nil)
+}
+
+type leafWalk struct {
+	db  *DB
+	ctx context.Context
+	fn  func(key, val []byte) error
+	val []byte
+	n   int
+}
+
+// read returns stored vertex id; must says it is referenced.
+func (w *leafWalk) read(id vertex.ID, must bool) (*node, error) {
+	rec, err := w.db.backend.Vertex(id)
+	switch {
+	case err != nil:
+		return nil, vertexError(id, err)
+	case rec == nil && must:
+		return nil, vertexError(id, ErrMissingVertex)
+	case rec == nil:
+		return nil, nil
+	}
+	return w.db.decode(id, rec)
+}
+
+// children returns the stored children of branch v, by slot.
+func (w *leafWalk) children(v *node) (*[16]*node, error) {
+	var kids [16]*node
+	if v.Kids != nil { // v1: scattered IDs
+		for n, id := range v.Kids {
+			if v.Used&(1<<n) != 0 {
+				c, err := w.read(id, true)
+				if err != nil {
+					return nil, err
+				}
+				kids[n] = c
+			}
+		}
+		return &kids, nil
+	}
+	err := w.db.backend.VertexRange(v.Base, vertex.BranchSlots, func(id vertex.ID, rec []byte) error {
+		if n := id - v.Base; v.Used&(1<<n) != 0 {
+			c, err := w.db.decode(id, rec)
+			kids[n] = c
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for n := range 16 {
+		if v.Used&(1<<n) != 0 && kids[n] == nil {
+			return nil, vertexError(v.Base+vertex.ID(n), ErrMissingVertex)
+		}
+	}
+	return &kids, nil
+}
+
+// walk visits the sub-trie of v (at nibble path prefix, in owner's storage
+// trie or, owner nil, the account trie).
+func (w *leafWalk) walk(v *node, prefix []byte, owner *hashkey.Hash) error {
+	if w.n++; w.n&4095 == 0 {
+		if err := w.ctx.Err(); err != nil {
+			return err
+		}
+	}
+	if v.Kind == vertex.Branch {
+		kids, err := w.children(v)
+		if err != nil {
+			return err
+		}
+		for n, c := range kids {
+			if c != nil {
+				if err := w.walk(c, append(append(prefix[:len(prefix):len(prefix)], v.Path...), byte(n)), owner); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	var kb [64]byte
+	key, ok := appendLeafKey(kb[:0], prefix, v.Path, owner)
+	if !ok || (v.Payload != vertex.AccountPayload && v.Payload != vertex.SlotPayload) {
+		return nil // a generic trie's leaf: no entry
+	}
+	w.val = leafValue(w.val[:0], &v.Vertex)
+	if err := w.fn(key, w.val); err != nil {
+		return err
+	}
+	if owner == nil && v.Acc.Storage != vertex.NoID {
+		h := hashkey.Hash(key)
+		s, err := w.read(v.Acc.Storage, true)
+		if err != nil {
+			return err
+		}
+		return w.walk(s, nil, &h)
+	}
+	return nil
+}
+
+// leafBuildBatch is how many entries BuildLeafIndex writes per batch.
+const leafBuildBatch = 1 << 16
+
+// BuildLeafIndex builds the leaf index of the persisted state from the trie,
+// for a database written without one (by hexstate before the index existed,
+// or by CopyFrom): until it is built, cold reads walk the trie. It writes in
+// batches, the first of which empties the index and the last of which marks
+// it complete, so a build cut short (by ctx or a crash) leaves an index that
+// is not used, and the next build starts over. It holds the database's read
+// lock throughout (Persist and Begin wait) and first waits for a pending
+// persist. Building the index of a database that has one rebuilds it.
+func (db *DB) BuildLeafIndex(ctx context.Context) (entries uint64, err error) {
+	db.persistMu.Lock()
+	defer db.persistMu.Unlock()
+	if err := db.settle(); err != nil {
+		return 0, err
+	}
+	db.mu.Lock()
+	db.leafIdx = false // readers walk the trie until the build is complete
+	db.leaves.landed(nil)
+	db.mu.Unlock()
+	db.mu.RLock()
+	if db.closed {
+		db.mu.RUnlock()
+		return 0, ErrClosed
+	}
+	b := &vertex.Batch{LeafReset: true}
+	flush := func() error {
+		db.wmu.Lock()
+		err := db.backend.Write(b)
+		db.wmu.Unlock()
+		b = &vertex.Batch{}
+		return err
+	}
+	err = db.eachLeafEntry(ctx, func(key, val []byte) error {
+		b.Leaves = append(b.Leaves, vertex.LeafEntry{Key: bytes.Clone(key), Val: bytes.Clone(val)})
+		entries++
+		if len(b.Leaves) < leafBuildBatch {
+			return nil
+		}
+		return flush()
+	})
+	if err == nil {
+		b.Leaves = append(b.Leaves, vertex.LeafEntry{Key: leafMarkerKey, Val: leafMarkerValue})
+		err = flush()
+	}
+	db.mu.RUnlock()
+	if err != nil {
+		return entries, fmt.Errorf("trie: building the leaf index: %w", err)
+	}
+	db.mu.Lock()
+	db.leafIdx = true
+	db.mu.Unlock()
+	return entries, nil
+}
