@@ -36,11 +36,15 @@ type Options struct {
 	// Progress, when set, is called after every batch written and at the
 	// start and end of the verification.
 	Progress func(Progress)
+	// LeafIndex builds the target's leaf index (trie.DB.BuildLeafIndex) after
+	// the verification; a copy leaves the target without one, which reads
+	// correctly but walks the trie for every cold lookup.
+	LeafIndex bool
 }
 
 // Progress reports how far a migration got.
 type Progress struct {
-	Phase    string        // "copy" or "verify"
+	Phase    string        // "copy", "verify" or "leaf index"
 	Records  uint64        // records written, this run and earlier ones
 	Bytes    uint64        // bytes of records written by this run
 	Fraction float64       // estimated share of the copy done
@@ -56,6 +60,9 @@ type Result struct {
 	Resumed bool          // the run continued an interrupted one
 	Copy    time.Duration // time spent copying
 	Verify  time.Duration // time spent verifying
+
+	LeafEntries uint64        // entries of the target's leaf index (Options.LeafIndex)
+	LeafIndex   time.Duration // time spent building it
 }
 
 // ErrRootMismatch is returned when the migrated state's root differs from the
@@ -161,6 +168,14 @@ func Run(ctx context.Context, src, dst *trie.DB, checkpointDir string, opts Opti
 	res.Verify, res.Proofs, res.Root, res.Records = time.Since(vstart), n, want, records
 	if err != nil {
 		return res, err
+	}
+	if opts.LeafIndex {
+		report(Progress{Phase: "leaf index", Records: records, Bytes: res.Bytes, Fraction: 1})
+		istart := time.Now()
+		if res.LeafEntries, err = dst.BuildLeafIndex(ctx); err != nil {
+			return res, fmt.Errorf("migrate: building the leaf index (run again to resume): %w", err)
+		}
+		res.LeafIndex = time.Since(istart)
 	}
 	if err := os.Remove(Checkpoint(checkpointDir)); err != nil && !os.IsNotExist(err) {
 		return res, fmt.Errorf("migrate: removing the checkpoint: %w", err)

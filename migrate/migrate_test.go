@@ -248,11 +248,17 @@ func TestResumesAfterCommit(t *testing.T) {
 	trietest.Must(t, err, "CopyFrom")
 	cp := append([]byte("hxmig2"), root[:]...) // docs/format.md §8: not done, no copy state
 	trietest.Must(t, os.WriteFile(migrate.Checkpoint(dir), append(cp, 0), 0o644), "writing the checkpoint")
-	res, err := migrate.Run(context.Background(), src, dst, dir, migrate.Options{})
+	res, err := migrate.Run(context.Background(), src, dst, dir, migrate.Options{LeafIndex: true})
 	trietest.Must(t, err, "resumed run")
 	if !res.Resumed || res.Root != root || res.Proofs == 0 {
 		t.Fatalf("resumed %v, root %v (want %v), %d proofs", res.Resumed, res.Root, root, res.Proofs)
 	}
+	if res.LeafEntries < uint64(len(accts)) {
+		t.Fatalf("a leaf index of %d entries for %d accounts", res.LeafEntries, len(accts))
+	}
+	rep, err := dst.Check(context.Background(), nil) // compares the index with the trie too
+	trietest.Must(t, err, "Check")
+	trietest.Must(t, rep.Err(), "Check's report")
 	if _, err := os.Stat(migrate.Checkpoint(dir)); !os.IsNotExist(err) {
 		t.Fatalf("the checkpoint is still there: %v", err)
 	}

@@ -34,14 +34,15 @@ import (
 
 // config is what the flags say.
 type config struct {
-	to       vertex.Format
-	verify   migrate.VerifyMode
-	samples  int
-	every    int
-	replace  bool
-	src, dst string
-	noSync   bool
-	cacheMiB int
+	to        vertex.Format
+	verify    migrate.VerifyMode
+	samples   int
+	every     int
+	replace   bool
+	src, dst  string
+	noSync    bool
+	cacheMiB  int
+	leafIndex bool // build the target's leaf index
 }
 
 func main() {
@@ -52,6 +53,7 @@ func main() {
 	replace := flag.Bool("replace", false, "after a verified migration, move SRC to SRC.<old format>.bak and DST to SRC")
 	noSync := flag.Bool("nosync", false, "do not fsync the target's writes (a power loss may then lose checkpointed work)")
 	cache := flag.Int("cache", 128, "MiB of block cache for reading the source")
+	leafIndex := flag.Bool("leaf-index", true, "after verifying, build the target's leaf index (without it cold reads walk the trie)")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: trie-migrate [flags] SRC [DST]\n")
 		flag.PrintDefaults()
@@ -61,7 +63,7 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
-	cfg := config{samples: *samples, every: *every, replace: *replace, src: flag.Arg(0), dst: flag.Arg(1), noSync: *noSync, cacheMiB: *cache}
+	cfg := config{samples: *samples, every: *every, replace: *replace, src: flag.Arg(0), dst: flag.Arg(1), noSync: *noSync, cacheMiB: *cache, leafIndex: *leafIndex}
 	var err error
 	if cfg.to, err = parseFormat(*to); err == nil {
 		cfg.verify, err = parseVerify(*verify)
@@ -135,7 +137,7 @@ func run(ctx context.Context, cfg *config) error {
 	fmt.Printf("migrating %s (format %v, block %d, root %v)\n       to %s (format %v)\n", srcDir, from, src.Block(), root, dstDir, cfg.to)
 	p := newProgress(os.Stdout)
 	cpu := newCopyCPU()
-	res, err := migrate.Run(ctx, src, dst, dstDir, migrate.Options{CheckpointRecords: cfg.every, Verify: cfg.verify, Samples: cfg.samples, Progress: cpu.wrap(p.show)})
+	res, err := migrate.Run(ctx, src, dst, dstDir, migrate.Options{CheckpointRecords: cfg.every, Verify: cfg.verify, Samples: cfg.samples, LeafIndex: cfg.leafIndex, Progress: cpu.wrap(p.show)})
 	p.end()
 	if cerr := dst.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("closing the target: %w", cerr)
@@ -150,6 +152,9 @@ func run(ctx context.Context, cfg *config) error {
 	fmt.Printf("copied %d vertices (%.1f MiB written by this run) in %v (%v of CPU): %.0f vertices/s; verified in %v (%d proofs)\n",
 		res.Records, float64(res.Bytes)/(1<<20), res.Copy.Round(1e6), cpu.used.Round(1e6), rate, res.Verify.Round(1e6), res.Proofs)
 	fmt.Printf("verified: target root %v equals the source's\n", res.Root)
+	if cfg.leafIndex {
+		fmt.Printf("leaf index: %d entries built in %v\n", res.LeafEntries, res.LeafIndex.Round(1e6))
+	}
 	if !cfg.replace {
 		fmt.Printf("done: point your client at %s (or rerun with -replace)\n", dstDir)
 		return nil
