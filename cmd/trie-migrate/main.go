@@ -42,7 +42,8 @@ type config struct {
 	src, dst  string
 	noSync    bool
 	cacheMiB  int
-	leafIndex bool // build the target's leaf index
+	leafIndex bool           // build the target's leaf index
+	records   vertex.Records // the target's record variant; 0: the library's default
 }
 
 func main() {
@@ -53,6 +54,7 @@ func main() {
 	replace := flag.Bool("replace", false, "after a verified migration, move SRC to SRC.<old format>.bak and DST to SRC")
 	noSync := flag.Bool("nosync", false, "do not fsync the target's writes (a power loss may then lose checkpointed work)")
 	cache := flag.Int("cache", 128, "MiB of block cache for reading the source")
+	records := flag.String("records", "", "the target's record variant: keys-once or child-key-copies (default: keys-once); with the source's layout as -to, converts the variant")
 	leafIndex := flag.Bool("leaf-index", true, "after verifying, build the target's leaf index (without it cold reads walk the trie)")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: trie-migrate [flags] SRC [DST]\n")
@@ -67,6 +69,9 @@ func main() {
 	var err error
 	if cfg.to, err = parseFormat(*to); err == nil {
 		cfg.verify, err = parseVerify(*verify)
+	}
+	if err == nil {
+		cfg.records, err = parseRecords(*records)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "trie-migrate:", err)
@@ -93,6 +98,18 @@ func parseFormat(s string) (vertex.Format, error) {
 	return 0, fmt.Errorf("unknown format %q (want v1 or v2)", s)
 }
 
+func parseRecords(s string) (vertex.Records, error) {
+	for _, r := range []vertex.Records{vertex.KeysOnce, vertex.ChildKeyCopies} {
+		if s == r.String() {
+			return r, nil
+		}
+	}
+	if s == "" {
+		return 0, nil
+	}
+	return 0, fmt.Errorf("unknown record variant %q (want keys-once or child-key-copies)", s)
+}
+
 func parseVerify(s string) (migrate.VerifyMode, error) {
 	switch s {
 	case "sample":
@@ -112,8 +129,8 @@ func run(ctx context.Context, cfg *config) error {
 		return err
 	}
 	defer src.Close()
-	if from == cfg.to {
-		return fmt.Errorf("source %s is already in format %v", srcDir, cfg.to)
+	if from == cfg.to && (cfg.records == 0 || cfg.records == src.Records()) {
+		return fmt.Errorf("source %s is already in format %v with %v records", srcDir, cfg.to, src.Records())
 	}
 	dstDir := srcDir + "." + cfg.to.String()
 	if cfg.dst != "" {
@@ -239,7 +256,7 @@ func openTarget(dir string, cfg *config) (*trie.DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("target %s: %w", dir, err)
 	}
-	db, err := trie.Open(store, &trie.Options{Format: cfg.to})
+	db, err := trie.Open(store, &trie.Options{Format: cfg.to, Records: cfg.records})
 	if err != nil {
 		store.Close()
 		return nil, fmt.Errorf("target %s: %w", dir, err)
