@@ -67,25 +67,6 @@ func migrateTo(t testing.TB, src *trie.DB, f vertex.Format, opts migrate.Options
 	return dst, b, dir
 }
 
-// sameRecords fails t unless a and b hold the same records and admin record.
-func sameRecords(t testing.TB, a, b trie.Backend) {
-	t.Helper()
-	ra, rb := trietest.Records(t, a), trietest.Records(t, b)
-	if len(ra) != len(rb) {
-		t.Fatalf("%d records, want %d", len(ra), len(rb))
-	}
-	for id, r := range rb {
-		if !bytes.Equal(ra[id], r) {
-			t.Fatalf("record %d differs", id)
-		}
-	}
-	aa, _ := a.Admin()
-	ab, _ := b.Admin()
-	if !bytes.Equal(aa, ab) {
-		t.Fatalf("admin record %x, want %x", aa, ab)
-	}
-}
-
 // sameState fails t unless a and b hold the same accounts, slots and proofs.
 func sameState(t testing.TB, a, b *trie.DB, accts []trie.AccountLeaf) {
 	t.Helper()
@@ -140,9 +121,9 @@ func TestRoundTrip(t *testing.T) {
 	v1, v1b, _ := loadedRocks(t, vertex.FormatV1, accts)
 	v2, v2b, v2dir := migrateTo(t, v1, vertex.FormatV2, migrate.Options{Verify: migrate.VerifyFull})
 	ref, refb := builderStore(t, vertex.FormatV2, accts)
-	sameRecords(t, v2b, refb)
+	trietest.SameRecords(t, v2b, refb)
 	back, backb, _ := migrateTo(t, v2, vertex.FormatV1, migrate.Options{})
-	sameRecords(t, backb, v1b)
+	trietest.SameRecords(t, backb, v1b)
 	sameState(t, v1, back, accts)
 	sameState(t, v1, v2, accts)
 
@@ -164,7 +145,7 @@ func TestRoundTrip(t *testing.T) {
 	if trietest.DBRoot(t, v2) != trietest.DBRoot(t, ref) || v2.Block() != 80 {
 		t.Fatalf("reopened copy at block %d differs from the builder's store", v2.Block())
 	}
-	sameRecords(t, v2b, refb)
+	trietest.SameRecords(t, v2b, refb)
 	fr := v2.Begin()
 	defer fr.Rollback()
 	trietest.Must(t, fr.Check(), "Check")
@@ -230,7 +211,7 @@ func TestResumes(t *testing.T) {
 		if !res.Resumed {
 			t.Fatal("the second run did not resume")
 		}
-		sameRecords(t, b, refb)
+		trietest.SameRecords(t, b, refb)
 		dst.Close()
 	}
 }

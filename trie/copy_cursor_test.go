@@ -76,7 +76,7 @@ func TestCopyThroughCursors(t *testing.T) {
 				trietest.Must(t, err, "Open")
 				_, err = dst.CopyFrom(context.Background(), src, trie.CopyOptions{Block: 9})
 				trietest.Must(t, err, "CopyFrom")
-				sameRecords(t, b, want)
+				trietest.SameRecords(t, b, want)
 				if cb.open.Load() != 0 || cb.made.Load() == 0 {
 					t.Fatalf("%d cursors made, %d left open", cb.made.Load(), cb.open.Load())
 				}

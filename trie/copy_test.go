@@ -1,7 +1,6 @@
 package trie_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -36,26 +35,6 @@ func loaded(t *testing.T, f vertex.Format, accts []trie.AccountLeaf, noChild boo
 	return db, b
 }
 
-// sameRecords fails t unless a and b hold the same records, byte for byte,
-// and the same admin record.
-func sameRecords(t *testing.T, a, b trie.Backend) {
-	t.Helper()
-	ra, rb := trietest.Records(t, a), trietest.Records(t, b)
-	if len(ra) != len(rb) {
-		t.Fatalf("%d records, want %d", len(ra), len(rb))
-	}
-	for id, r := range rb {
-		if !bytes.Equal(ra[id], r) {
-			t.Fatalf("record %d: %x, want %x", id, ra[id], r)
-		}
-	}
-	aa, _ := a.Admin()
-	ab, _ := b.Admin()
-	if !bytes.Equal(aa, ab) {
-		t.Fatalf("admin %x, want %x", aa, ab)
-	}
-}
-
 // TestCopyIsTheBuildersStore copies builder-made stores into the other
 // format and finds the records the builder makes in that format.
 func TestCopyIsTheBuildersStore(t *testing.T) {
@@ -72,7 +51,7 @@ func TestCopyIsTheBuildersStore(t *testing.T) {
 			if r := trietest.DBRoot(t, src); r != root {
 				t.Fatalf("root %v, want %v", root, r)
 			}
-			sameRecords(t, b, want)
+			trietest.SameRecords(t, b, want)
 		})
 	}
 }
@@ -94,7 +73,7 @@ func TestCopyGrownStore(t *testing.T) {
 					trietest.Must(t, err, "Open")
 					_, err = dst.CopyFrom(context.Background(), src, trie.CopyOptions{Block: 9})
 					trietest.Must(t, err, "CopyFrom to %v", to)
-					sameRecords(t, b, want)
+					trietest.SameRecords(t, b, want)
 				}
 			})
 		}
@@ -127,7 +106,7 @@ func TestCopyResumes(t *testing.T) {
 				cancel()
 				if state == nil || err == nil { // no checkpoint left, or none after it to stop at
 					trietest.Must(t, err, "CopyFrom")
-					sameRecords(t, b, want)
+					trietest.SameRecords(t, b, want)
 					if stop < 4 {
 						t.Fatalf("only %d checkpoints", stop-1)
 					}
@@ -140,7 +119,7 @@ func TestCopyResumes(t *testing.T) {
 				trietest.Must(t, err, "reopen")
 				_, err = dst.CopyFrom(context.Background(), src, trie.CopyOptions{Block: 9, Resume: state})
 				trietest.Must(t, err, "resume at %d", stop)
-				sameRecords(t, b, want)
+				trietest.SameRecords(t, b, want)
 			}
 		})
 	}

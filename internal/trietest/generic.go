@@ -155,6 +155,26 @@ func Records(t testing.TB, b trie.Backend) map[vertex.ID][]byte {
 	return recs
 }
 
+// SameRecords fails t unless a and b hold the same vertex records, byte for
+// byte, and the same admin record.
+func SameRecords(t testing.TB, a, b trie.Backend) {
+	t.Helper()
+	ra, rb := Records(t, a), Records(t, b)
+	if len(ra) != len(rb) {
+		t.Fatalf("%d records, want %d", len(ra), len(rb))
+	}
+	for id, r := range rb {
+		if !bytes.Equal(ra[id], r) {
+			t.Fatalf("record %d: %x, want %x", id, ra[id], r)
+		}
+	}
+	aa, _ := a.Admin()
+	ab, _ := b.Admin()
+	if !bytes.Equal(aa, ab) {
+		t.Fatalf("admin record %x, want %x", aa, ab)
+	}
+}
+
 // Reachable returns the IDs reachable from the root in recs: branch children
 // and account storage tries. It fails t when a reachable ID has no record or an
 // undecodable one.
