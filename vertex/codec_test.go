@@ -83,3 +83,17 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+func TestParseRecords(t *testing.T) {
+	for _, r := range []Records{KeysOnce, ChildKeyCopies} {
+		if got, err := ParseRecords(r.String()); err != nil || got != r {
+			t.Fatalf("ParseRecords(%q) = %v, %v", r.String(), got, err)
+		}
+	}
+	if got, err := ParseRecords(""); err != nil || got != 0 {
+		t.Fatalf(`ParseRecords("") = %v, %v`, got, err)
+	}
+	if _, err := ParseRecords("copies"); err == nil {
+		t.Fatal("an unknown variant parsed")
+	}
+}

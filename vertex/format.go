@@ -65,3 +65,17 @@ func (r Records) String() string {
 	}
 	return fmt.Sprintf("records?%d", uint8(r))
 }
+
+// ParseRecords returns the variant whose String is s; the empty string gives
+// 0 (no choice: a database's default). Any other string is an error.
+func ParseRecords(s string) (Records, error) {
+	for _, r := range []Records{KeysOnce, ChildKeyCopies} {
+		if s == r.String() {
+			return r, nil
+		}
+	}
+	if s == "" {
+		return 0, nil
+	}
+	return 0, fmt.Errorf("unknown record variant %q (want %v or %v)", s, KeysOnce, ChildKeyCopies)
+}

@@ -99,15 +99,11 @@ func run(args []string, out io.Writer) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	switch *recs {
-	case "":
-	case vertex.KeysOnce.String():
-		hexRecords = vertex.KeysOnce
-	case vertex.ChildKeyCopies.String():
-		hexRecords = vertex.ChildKeyCopies
-	default:
-		return fmt.Errorf("unknown -records %q (want %v or %v)", *recs, vertex.KeysOnce, vertex.ChildKeyCopies)
+	hr, err := vertex.ParseRecords(*recs)
+	if err != nil {
+		return fmt.Errorf("-records: %w", err)
 	}
+	hexRecords = hr
 	for _, s := range strings.Split(*impls, ",") {
 		s = strings.TrimSpace(s)
 		switch s {
@@ -164,7 +160,6 @@ func run(args []string, out io.Writer) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	var err error
 	switch f.mode {
 	case "blocks":
 		err = runBlocks(&f, w, out)

@@ -71,7 +71,7 @@ func main() {
 		cfg.verify, err = parseVerify(*verify)
 	}
 	if err == nil {
-		cfg.records, err = parseRecords(*records)
+		cfg.records, err = vertex.ParseRecords(*records)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "trie-migrate:", err)
@@ -96,18 +96,6 @@ func parseFormat(s string) (vertex.Format, error) {
 		return vertex.FormatV2, nil
 	}
 	return 0, fmt.Errorf("unknown format %q (want v1 or v2)", s)
-}
-
-func parseRecords(s string) (vertex.Records, error) {
-	for _, r := range []vertex.Records{vertex.KeysOnce, vertex.ChildKeyCopies} {
-		if s == r.String() {
-			return r, nil
-		}
-	}
-	if s == "" {
-		return 0, nil
-	}
-	return 0, fmt.Errorf("unknown record variant %q (want keys-once or child-key-copies)", s)
 }
 
 func parseVerify(s string) (migrate.VerifyMode, error) {
