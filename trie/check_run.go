@@ -138,10 +138,8 @@ func (c *invariantChecker) flush() {
 // landed yet (db.pending) count as frames: until it lands the backend holds
 // an older state. The caller holds the database's read lock.
 func (fr *Frame) lookupFrames(id vertex.ID) (*node, bool) {
-	for f := fr; f != nil; f = f.parent {
-		if v, ok := f.vtx.Lookup(id); ok {
-			return v, true
-		}
+	if v, ok := fr.inChain(id); ok {
+		return v, true
 	}
 	if p := fr.db.pending; p != nil {
 		return p.lookup(id)

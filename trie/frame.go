@@ -49,6 +49,8 @@ type Frame struct {
 	accSlab []vertex.Account // accounts handed out by newAccount
 	writes  int              // writes since the last hash, to choose parallel hashing
 	built   bool             // BulkLoadAccounts built it: its Persist compacts the store
+	removed removals         // where its writes may have removed state leaves (the leaf index's old walk)
+	below   ancestry         // which IDs the frames below it (above the base) may hold
 	// journaled is set (under db.mu) once the frame's entry is in the journal,
 	// under jkey (see journal.go).
 	journaled bool
@@ -58,7 +60,70 @@ type Frame struct {
 func newFrame(db *DB, parent *Frame, alloc vertex.Allocator) *Frame {
 	fr := &Frame{db: db, parent: parent, vtx: newVertexStore(alloc.Top + 1), alloc: alloc}
 	fr.h.fr = fr
+	fr.below = ancestryOf(db, parent)
 	return fr
+}
+
+// ancestry answers, for a frame, which vertex IDs the frames below it (down
+// to the persisted base, whose store is always empty) may hold: none at or
+// above first hold them for sure (an ancestor's fresh IDs), any other only if
+// the filter may hold it. The zero ancestry says "none": a frame on the base.
+type ancestry struct {
+	filter *framestore.ChainFilter
+	first  vertex.ID // the lowest first fresh ID of the frames below; 0 when there are none
+}
+
+// mayHold reports whether a frame below may hold id.
+func (a *ancestry) mayHold(id vertex.ID) bool {
+	return a.filter != nil && (id >= a.first || a.filter.MayHold(id))
+}
+
+// ancestryOf returns the ancestry of a new frame on parent, whose store is
+// complete (parent is sealed, or about to be, and its keys are computed). It
+// adds parent's IDs to parent's own filter, shared down the line, or builds a
+// filter of the whole chain when that one is full (which also drops the IDs
+// of frames persisted since it was built).
+//
+// A vertex a sealed frame gains later (a hash of it that copies an inherited
+// vertex into it to store its key) is not added: a read that misses it finds
+// the same vertex below, without the key.
+func ancestryOf(db *DB, parent *Frame) ancestry {
+	if parent == nil || parent == db.base {
+		return ancestry{}
+	}
+	a := ancestry{filter: parent.below.filter, first: parent.vtx.First()}
+	if parent.below.filter != nil {
+		a.first = min(a.first, parent.below.first)
+	}
+	if a.filter != nil && framestore.AddOlder(a.filter, &parent.vtx) {
+		return a
+	}
+	n := 0
+	for f := parent; f != nil && f != db.base; f = f.parent {
+		n += f.vtx.Older()
+	}
+	a.filter = framestore.NewChainFilter(2*n + 1024)
+	for f := parent; f != nil && f != db.base; f = f.parent {
+		framestore.AddOlder(a.filter, &f.vtx)
+	}
+	return a
+}
+
+// inChain returns vertex id as fr's frames hold it (nil: deleted) and
+// whether they hold it at all (else the persisted state decides).
+func (fr *Frame) inChain(id vertex.ID) (*node, bool) {
+	if v, ok := fr.vtx.Lookup(id); ok {
+		return v, true
+	}
+	if !fr.below.mayHold(id) {
+		return nil, false
+	}
+	for f := fr.parent; f != nil; f = f.parent {
+		if v, ok := f.vtx.Lookup(id); ok {
+			return v, true
+		}
+	}
+	return nil, false
 }
 
 // Begin starts a child frame of fr (the next block). fr is sealed from now on.
@@ -119,10 +184,8 @@ func (fr *Frame) check(write bool) error {
 
 // get returns vertex id as this frame sees it, or nil when there is none.
 func (fr *Frame) get(id vertex.ID) (*node, error) {
-	for f := fr; f != nil; f = f.parent {
-		if v, ok := f.vtx.Lookup(id); ok {
-			return v, nil
-		}
+	if v, ok := fr.inChain(id); ok {
+		return v, nil
 	}
 	return fr.db.load(id)
 }

@@ -2,6 +2,7 @@ package trie_test
 
 import (
 	"errors"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/hexstate/hexstate/internal/trietest"
@@ -130,5 +131,62 @@ func TestFramesNoAccount(t *testing.T) {
 		}
 		trietest.CheckState(t, fr, m, trietest.Addr(999), trietest.Addr(3))
 		trietest.CheckRoot(t, fr, f, m, "after refused writes")
+	})
+}
+
+// TestFramesLongChain reads through chains longer than a persist cadence,
+// where a read that misses a frame asks the filter of the frames below it
+// (framestore.ChainFilter, shared down the line) before walking them: every
+// frame of an 80-frame chain, of a fork off frame 60 and of frames above
+// a frame persisted mid-chain (whose filters still name the folded
+// frames' IDs) must read its own state and hash to its model's root.
+func TestFramesLongChain(t *testing.T) {
+	trietest.EachFormat(t, func(t *testing.T, f vertex.Format) {
+		db := trietest.NewStore(t, trietest.Memory).Open(f)
+		r := rand.New(rand.NewPCG(uint64(f), 80))
+		block := func(fr *trie.Frame, m trietest.Model, b int) {
+			for i := 0; i < 12; i++ {
+				a := trietest.Addr(r.IntN(60))
+				switch {
+				case m[a] != nil && r.IntN(8) == 0:
+					trietest.DropAccount(t, fr, m, a)
+				default:
+					trietest.PutAccount(t, fr, m, a, trietest.Acc(uint64(b), uint64(i+1)))
+					trietest.PutSlot(t, fr, m, a, trietest.Slot(r.IntN(6)), uint64(r.IntN(3)))
+				}
+			}
+		}
+		type step struct {
+			fr *trie.Frame
+			m  trietest.Model
+		}
+		var chain []step
+		fr, m := db.Begin(), trietest.Model{}
+		for b := 1; b <= 80; b++ {
+			block(fr, m, b)
+			chain = append(chain, step{fr, m.Clone()})
+			if b == 50 {
+				// Persist a frame in the middle of the chain and go on above it.
+				if err := db.Persist(chain[44].fr, 45); err != nil {
+					t.Fatal(err)
+				}
+			}
+			fr = fr.Begin()
+		}
+		fork, fm := chain[59].fr.Begin(), chain[59].m.Clone()
+		for b := 0; b < 20; b++ {
+			block(fork, fm, 1000+b)
+			fork = fork.Begin()
+		}
+		trietest.CheckState(t, fork, fm)
+		trietest.CheckRoot(t, fork, f, fm, "fork off frame 60")
+		for i := 44; i < len(chain); i += 7 {
+			trietest.CheckState(t, chain[i].fr, chain[i].m)
+			trietest.CheckRoot(t, chain[i].fr, f, chain[i].m, "frame of the chain")
+		}
+		if err := db.Persist(chain[79].fr, 80); err != nil {
+			t.Fatal(err)
+		}
+		trietest.CheckState(t, chain[79].fr, chain[79].m)
 	})
 }

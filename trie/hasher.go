@@ -151,10 +151,6 @@ func (h *hasher) remember(id vertex.ID, v *node, k hashkey.Key, kids *[16]hashke
 
 // inFrames reports whether fr or a parent frame (not the database) holds vertex id.
 func (fr *Frame) inFrames(id vertex.ID) bool {
-	for f := fr; f != nil; f = f.parent {
-		if _, ok := f.vtx.Lookup(id); ok {
-			return true
-		}
-	}
-	return false
+	_, ok := fr.inChain(id)
+	return ok
 }

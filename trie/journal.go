@@ -172,6 +172,7 @@ func (db *DB) replayEntry(parent *Frame, e *journal.Entry) (*Frame, error) {
 		fr.vtx.Set(id, nil)
 	}
 	fr.alloc.Top = e.Key.Top
+	fr.removed.all = true // an entry holds records only: which leaves went is not known
 	root, err := fr.hash()
 	if err != nil {
 		return nil, fmt.Errorf("%w: block %d: hashing: %w", ErrCorruptJournal, e.Key.Block, err)

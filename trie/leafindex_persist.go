@@ -2,6 +2,7 @@ package trie
 
 import (
 	"bytes"
+	"cmp"
 	"slices"
 
 	"github.com/hexstate/hexstate/hashkey"
@@ -19,6 +20,41 @@ import (
 // account whose storage trie was replaced or dropped (its storage ID changed)
 // loses all its slots' entries with one prefix delete instead of a walk of
 // the old storage trie.
+
+// Leaves only go where a write removed one: DeleteAccount (an account and
+// its whole storage trie), UpdateStorage of a zero value that removed a slot,
+// a generic Delete. Frames note the accounts such writes touched (removals),
+// and when they name them all, the old walk goes down only the paths of those
+// accounts instead of through every changed vertex: in a block of updates,
+// which remove nothing, it reads no old version at all. A leaf that moved (a
+// branch split or merged above it) keeps its key, so the new walk's put
+// covers it. A frame replayed from the journal holds records only and cannot
+// say what its writes removed: its persist walks everything, as does one with
+// a generic Delete.
+
+// removals says where a frame's writes (or a chain's) may have removed state
+// leaves: all of them when all is set, else only in the accounts listed
+// (the account leaf itself or slots of its storage trie).
+type removals struct {
+	all      bool
+	accounts []hashkey.Hash // unsorted, may repeat
+}
+
+// add notes that a write removed account a or a slot of it.
+func (r *removals) add(a hashkey.Hash) {
+	if !r.all {
+		r.accounts = append(r.accounts, a)
+	}
+}
+
+// merge adds o's removals to r.
+func (r *removals) merge(o *removals) {
+	if r.all = r.all || o.all; r.all {
+		r.accounts = nil
+		return
+	}
+	r.accounts = append(r.accounts, o.accounts...)
+}
 
 // leafDiff collects one persist's index changes. Both walks visit children
 // in nibble order and an account's storage trie right after the account, so
@@ -65,10 +101,17 @@ func (d *leafDiff) put(key []byte) int {
 // changes are changes (see chainChanges), reading the old versions from the
 // cache and the backend (not from the pending write: the caller is writing
 // it).
-func (db *DB) leafChanges(changes []change) (leaves []vertex.LeafEntry, prefixes [][]byte, err error) {
-	d := &leafDiff{db: db, changes: changes}
+func (db *DB) leafChanges(changes []change, removed *removals) (leaves []vertex.LeafEntry, prefixes [][]byte, err error) {
+	// About half the changed vertices are leaves: room for their entries.
+	n := len(changes)/2 + 16
+	d := &leafDiff{db: db, changes: changes, puts: make([]vertex.LeafEntry, 0, n), storage: make([]vertex.ID, 0, n)}
 	d.walkNew(vertex.RootID, d.nibbles(false), nil)
-	if err := d.walkOld(vertex.RootID, d.nibbles(false), nil); err != nil {
+	if removed.all {
+		err = d.walkOld(vertex.RootID, d.nibbles(false), nil)
+	} else {
+		err = d.walkOldAccounts(removed.accounts)
+	}
+	if err != nil {
 		return nil, nil, err
 	}
 	return append(d.dels, d.puts...), d.prefix, nil
@@ -77,18 +120,17 @@ func (db *DB) leafChanges(changes []change) (leaves []vertex.LeafEntry, prefixes
 // changed returns the new version of id (nil: deleted) and whether the
 // persist changed it.
 func (d *leafDiff) changed(id vertex.ID) (*node, bool) {
-	i, ok := slices.BinarySearchFunc(d.changes, id, func(c change, id vertex.ID) int {
-		if c.id < id {
-			return -1
-		} else if c.id > id {
-			return 1
-		}
-		return 0
-	})
+	i, ok := d.search(id)
 	if !ok {
 		return nil, false
 	}
 	return d.changes[i].v, true
+}
+
+// search returns the position of id in the sorted changes, or where it would
+// be, and whether it is there.
+func (d *leafDiff) search(id vertex.ID) (int, bool) {
+	return slices.BinarySearchFunc(d.changes, id, func(c change, id vertex.ID) int { return cmp.Compare(c.id, id) })
 }
 
 // appendLeafKey appends the index key of the leaf at nibble path
@@ -101,14 +143,10 @@ func appendLeafKey(dst, prefix, path []byte, owner *hashkey.Hash) (key []byte, o
 	if owner != nil {
 		dst = append(dst, owner[:]...)
 	}
-	nib := func(j int) byte {
-		if j < len(prefix) {
-			return prefix[j]
-		}
-		return path[j-len(prefix)]
-	}
+	var nib [64]byte
+	copy(nib[copy(nib[:], prefix):], path)
 	for i := range 32 {
-		dst = append(dst, nib(2*i)<<4|nib(2*i+1))
+		dst = append(dst, nib[2*i]<<4|nib[2*i+1])
 	}
 	return dst, true
 }
@@ -133,17 +171,30 @@ func (d *leafDiff) take(a []byte) []byte {
 // path prefix, in owner's storage trie or the account trie) and collects
 // their leaves' entries.
 func (d *leafDiff) walkNew(id vertex.ID, prefix []byte, owner *hashkey.Hash) {
-	v, ok := d.changed(id)
-	if !ok || v == nil {
-		return
+	if v, ok := d.changed(id); ok && v != nil {
+		d.walkNewFrom(v, prefix, owner)
 	}
+}
+
+// walkNewFrom is walkNew from v, the new version of a changed vertex. A
+// format-v2 branch's 16 slots are adjacent IDs, so its changed children are
+// found with one search in the sorted changes instead of one per child.
+func (d *leafDiff) walkNewFrom(v *node, prefix []byte, owner *hashkey.Hash) {
 	if v.Kind == vertex.Branch {
 		p := append(prefix, v.Path...)
-		for n := range 16 {
-			if c := v.Child(n); c != vertex.NoID {
-				if _, ok := d.changed(c); ok {
+		if v.Kids != nil {
+			for n := range 16 {
+				if c := v.Child(n); c != vertex.NoID {
 					d.walkNew(c, append(p, byte(n)), owner)
 				}
+			}
+			return
+		}
+		i, _ := d.search(v.Base)
+		for ; i < len(d.changes) && d.changes[i].id < v.Base+vertex.BranchSlots; i++ {
+			n := d.changes[i].id - v.Base
+			if c := d.changes[i].v; c != nil && v.Used&(1<<n) != 0 {
+				d.walkNewFrom(c, append(p, byte(n)), owner)
 			}
 		}
 		return
@@ -188,6 +239,65 @@ func (d *leafDiff) walkOld(id vertex.ID, prefix []byte, owner *hashkey.Hash) err
 		}
 		return nil
 	}
+	return d.oldLeaf(v, prefix, owner)
+}
+
+// walkOldAccounts is walkOld down the paths of accounts only (sorted here,
+// so that the deletions come out in key order): the old leaf on each path,
+// when it is that account's, is handled as walkOld handles it.
+func (d *leafDiff) walkOldAccounts(accounts []hashkey.Hash) error {
+	slices.SortFunc(accounts, func(a, b hashkey.Hash) int { return bytes.Compare(a[:], b[:]) })
+	accounts = slices.Compact(accounts)
+	var nb [64]byte
+	for i := range accounts {
+		path := hashkey.AppendNibbles(nb[:0], accounts[i][:])
+		v, depth, err := d.oldLeafOn(path)
+		if err != nil {
+			return err
+		}
+		if v != nil && bytes.Equal(v.Path, path[depth:]) {
+			if err := d.oldLeaf(v, path[:depth], nil); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// oldLeafOn returns the stored leaf that the account trie's nibble path
+// leads to through changed vertices only, and the depth of that leaf (nil
+// when the path leaves the changed vertices or the old trie first: the
+// persist did not change what the backend holds there).
+func (d *leafDiff) oldLeafOn(path []byte) (*node, int, error) {
+	id, depth := vertex.RootID, 0
+	for {
+		if _, ok := d.changed(id); !ok {
+			return nil, 0, nil
+		}
+		v, err := d.db.storedVertex(id)
+		if err != nil || v == nil {
+			return nil, 0, err
+		}
+		if v.Kind == vertex.Leaf {
+			return v, depth, nil
+		}
+		rest := path[depth:]
+		if len(rest) <= len(v.Path) || !bytes.HasPrefix(rest, v.Path) {
+			return nil, 0, nil
+		}
+		depth += len(v.Path)
+		if id = v.Child(int(path[depth])); id == vertex.NoID {
+			return nil, 0, nil
+		}
+		depth++
+	}
+}
+
+// oldLeaf handles an old leaf v at nibble path prefix (in owner's storage
+// trie, or the account trie): its entry is deleted unless the new walk put
+// it, and an account's old slots go with a prefix delete when its storage
+// trie was dropped or replaced, or are walked when it was changed.
+func (d *leafDiff) oldLeaf(v *node, prefix []byte, owner *hashkey.Hash) error {
 	key, ok := appendLeafKey(d.arena(), prefix, v.Path, owner)
 	if !ok || (v.Payload != vertex.AccountPayload && v.Payload != vertex.SlotPayload) {
 		return nil

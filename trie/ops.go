@@ -45,7 +45,10 @@ func (fr *Frame) deleteKey(key []byte) error {
 	}
 	defer fr.leave(useWrite)
 	var nb [64]byte
-	_, err := fr.remove(vertex.RootID, hashkey.AppendNibbles(nb[:0], key), false)
+	removed, err := fr.remove(vertex.RootID, hashkey.AppendNibbles(nb[:0], key), false)
+	if removed {
+		fr.removed.all = true
+	}
 	return err
 }
 

@@ -104,17 +104,18 @@ func (db *DB) persistLocked(fr *Frame, block uint64) (built bool, err error) {
 	// The folded frames' vertex stores are the newest layer of the persisted
 	// state until the write lands (writer.go): the writer merges and encodes
 	// them; reads look them up meanwhile.
-	p := &pendingWrite{block: block, root: root, top: fr.alloc.Top,
+	p := &pendingWrite{block: block, root: root, top: fr.alloc.Top, below: fr.below,
 		key: journal.Key{Block: block, Root: root, Top: fr.alloc.Top}}
 	for _, f := range chain {
 		p.stores = append(p.stores, f.vtx)
+		p.removed.merge(&f.removed)
 		built = built || f.built
 	}
 	for _, f := range chain[1:] {
 		f.state, f.vtx = folded, vertexStore{}
 	}
 	db.base.state = folded
-	fr.parent, fr.vtx, fr.sealed = nil, newVertexStore(^vertex.ID(0)), true
+	fr.parent, fr.vtx, fr.sealed, fr.below = nil, newVertexStore(^vertex.ID(0)), true, ancestry{}
 	db.base, db.block, db.root = fr, block, root
 	db.pending = p
 	db.startWrite(p)

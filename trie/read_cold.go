@@ -52,10 +52,8 @@ func (c *coldRead) count(db *DB) {
 
 // getWarm is get when memory holds id: ok is false when only the backend may.
 func (fr *Frame) getWarm(id vertex.ID) (*node, bool, error) {
-	for f := fr; f != nil; f = f.parent {
-		if v, ok := f.vtx.Lookup(id); ok {
-			return v, true, nil
-		}
+	if v, ok := fr.inChain(id); ok {
+		return v, true, nil
 	}
 	return fr.db.loadWarm(id)
 }

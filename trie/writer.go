@@ -30,6 +30,7 @@ import (
 // pendingWrite is a persist whose batch has not landed in the backend yet.
 type pendingWrite struct {
 	stores []vertexStore // the folded frames' changes, newest first
+	below  ancestry      // the newest frame's: what stores[1:] may hold
 	block  uint64
 	root   hashkey.Hash
 	top    vertex.ID
@@ -39,6 +40,8 @@ type pendingWrite struct {
 	// batch's for branches whose children's keys are known: the batch's
 	// records with those keys (see cachedRecords). Sorted by ID.
 	cached []vertex.Record
+	// removed says where the folded frames may have removed state leaves.
+	removed removals
 }
 
 // lookup returns the newest version of id in the persisted frames (nil:
@@ -48,6 +51,9 @@ func (p *pendingWrite) lookup(id vertex.ID) (*node, bool) {
 	for i := range p.stores {
 		if v, ok := p.stores[i].Lookup(id); ok {
 			return v, true
+		}
+		if i == 0 && !p.below.mayHold(id) {
+			break
 		}
 	}
 	return nil, false
@@ -69,7 +75,7 @@ func (db *DB) encode(p *pendingWrite) (*vertex.Batch, error) {
 	}
 	if db.leafIdx {
 		var err error
-		if batch.Leaves, batch.LeafPrefixDeletes, err = db.leafChanges(changes); err != nil {
+		if batch.Leaves, batch.LeafPrefixDeletes, err = db.leafChanges(changes, &p.removed); err != nil {
 			return nil, fmt.Errorf("leaf index: %w", err)
 		}
 	}

@@ -197,7 +197,24 @@ func runSide(s side, f *benchFlags, w *workload, roots []hashkey.Hash, ref strin
 	res.blockAlloc = memDelta(&m0, &m1)
 	res.stats = s.StatsLine()
 	fmt.Fprintf(out, "[%s] %d blocks in %v (mean %v/block); %s\n", name, len(w.blocks), wall.Round(time.Millisecond), res.total.mean().Round(time.Microsecond), res.stats)
+	fmt.Fprintf(out, "[%s] %s\n", name, heapAfterBlocks(&m0, len(w.blocks)%f.persistEvery*(f.cfg.blockAccounts+f.cfg.blockSlots)))
 	return res, nil
+}
+
+// heapAfterBlocks reports how much the live heap grew over the blocks (after
+// a GC, against before's HeapAlloc, read after a GC too) and that growth per
+// write of the blocks not yet persisted: the unpersisted frames' memory, plus
+// whatever the caches grew by (a small -cache-mb isolates the frames).
+func heapAfterBlocks(before *runtime.MemStats, unpersistedWrites int) string {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	grown := int64(m.HeapAlloc) - int64(before.HeapAlloc)
+	s := fmt.Sprintf("live heap after the blocks: %s, %+.1f MiB since the build", fmtBytes(m.HeapAlloc), float64(grown)/(1<<20))
+	if unpersistedWrites > 0 {
+		s += fmt.Sprintf(" (%.0f B per write of the %d unpersisted writes)", float64(grown)/float64(unpersistedWrites), unpersistedWrites)
+	}
+	return s
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f", float64(d)/1e6) }

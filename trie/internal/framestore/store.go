@@ -26,9 +26,14 @@ type Store[V any] struct {
 }
 
 // filterProbes returns the two bit positions of id in a filter of mask+1 bits.
+// The two come from one splitmix64 mix of the ID: its low and high halves
+// (filters stay below 2^32 bits).
 func filterProbes(id vertex.ID, mask uint64) (uint64, uint64) {
-	h := uint64(id) * 0x9E3779B97F4A7C15
-	return (h >> 32) & mask, (h ^ h>>29) * 0xBF58476D1CE4E5B9 >> 20 & mask
+	h := uint64(id) + 0x9E3779B97F4A7C15
+	h = (h ^ h>>30) * 0xBF58476D1CE4E5B9
+	h = (h ^ h>>27) * 0x94D049BB133111EB
+	h ^= h >> 31
+	return h & mask, h >> 32 & mask
 }
 
 func (s *Store[V]) mayHold(id vertex.ID) bool {
