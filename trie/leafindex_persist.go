@@ -73,6 +73,7 @@ type leafDiff struct {
 	// the next one's is written), so a walk allocates no paths.
 	accNib, slotNib []byte
 	buf             []byte // arena of the entries' keys and values
+	pace            *pacer
 }
 
 // nibbles returns the empty path buffer of the account trie or of a storage
@@ -101,10 +102,10 @@ func (d *leafDiff) put(key []byte) int {
 // changes are changes (see chainChanges), reading the old versions from the
 // cache and the backend (not from the pending write: the caller is writing
 // it).
-func (db *DB) leafChanges(changes []change, removed *removals) (leaves []vertex.LeafEntry, prefixes [][]byte, err error) {
+func (db *DB) leafChanges(changes []change, removed *removals, pace *pacer) (leaves []vertex.LeafEntry, prefixes [][]byte, err error) {
 	// About half the changed vertices are leaves: room for their entries.
 	n := len(changes)/2 + 16
-	d := &leafDiff{db: db, changes: changes, puts: make([]vertex.LeafEntry, 0, n), storage: make([]vertex.ID, 0, n)}
+	d := &leafDiff{db: db, changes: changes, pace: pace, puts: make([]vertex.LeafEntry, 0, n), storage: make([]vertex.ID, 0, n)}
 	d.walkNew(vertex.RootID, d.nibbles(false), nil)
 	if removed.all {
 		err = d.walkOld(vertex.RootID, d.nibbles(false), nil)
@@ -199,6 +200,7 @@ func (d *leafDiff) walkNewFrom(v *node, prefix []byte, owner *hashkey.Hash) {
 		}
 		return
 	}
+	d.pace.tick()
 	key, ok := appendLeafKey(d.arena(), prefix, v.Path, owner)
 	if !ok || (v.Payload != vertex.AccountPayload && v.Payload != vertex.SlotPayload) {
 		return
@@ -298,6 +300,7 @@ func (d *leafDiff) oldLeafOn(path []byte) (*node, int, error) {
 // it, and an account's old slots go with a prefix delete when its storage
 // trie was dropped or replaced, or are walked when it was changed.
 func (d *leafDiff) oldLeaf(v *node, prefix []byte, owner *hashkey.Hash) error {
+	d.pace.tick()
 	key, ok := appendLeafKey(d.arena(), prefix, v.Path, owner)
 	if !ok || (v.Payload != vertex.AccountPayload && v.Payload != vertex.SlotPayload) {
 		return nil

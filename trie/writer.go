@@ -2,6 +2,7 @@ package trie
 
 import (
 	"fmt"
+	"runtime"
 
 	"github.com/hexstate/hexstate/hashkey"
 	"github.com/hexstate/hexstate/trie/internal/journal"
@@ -64,18 +65,20 @@ func (p *pendingWrite) lookup(id vertex.ID) (*node, bool) {
 func (db *DB) encode(p *pendingWrite) (*vertex.Batch, error) {
 	a := admin{format: db.format, records: db.records, top: p.top, block: p.block, root: p.root}
 	batch := &vertex.Batch{Admin: a.encode()}
-	changes, size := chainChanges(p.stores)
+	var pace pacer
+	changes, size := chainChanges(p.stores, &pace)
 	batch.Puts, batch.Deletes = encodeChanges(func(yield func(vertex.ID, *node)) {
 		for _, c := range changes {
 			yield(c.id, c.v)
+			pace.tick()
 		}
 	}, size, !db.noChild)
 	if db.noChild {
-		p.cached = cachedRecords(changes)
+		p.cached = cachedRecords(changes, &pace)
 	}
 	if db.leafIdx {
 		var err error
-		if batch.Leaves, batch.LeafPrefixDeletes, err = db.leafChanges(changes, &p.removed); err != nil {
+		if batch.Leaves, batch.LeafPrefixDeletes, err = db.leafChanges(changes, &p.removed, &pace); err != nil {
 			return nil, fmt.Errorf("leaf index: %w", err)
 		}
 	}
@@ -87,10 +90,11 @@ func (db *DB) encode(p *pendingWrite) (*vertex.Batch, error) {
 // gets each key once, but the cache keeps what the next re-hash of a branch
 // written now — a branch near the root is re-hashed in nearly every block —
 // would otherwise read its children for (docs/design.md "Each key once").
-func cachedRecords(changes []change) []vertex.Record {
+func cachedRecords(changes []change, pace *pacer) []vertex.Record {
 	var out []vertex.Record
 	var buf []byte
 	for _, c := range changes {
+		pace.tick()
 		if v := c.v; v != nil && v.Kind == vertex.Branch && v.ChildKeys != nil && v.stale == 0 && v.Key.IsHash() {
 			if cap(buf)-len(buf) < 1024 {
 				buf = make([]byte, 0, 64<<10)
@@ -161,7 +165,9 @@ func (db *DB) write(p *pendingWrite, done chan struct{}) {
 	// p still shadows the cache for its IDs, so the cache can be brought up to
 	// date before p is dropped, without holding db.mu.
 	hot := p.cached
+	var pace pacer
 	for _, r := range p.batch.Puts {
+		pace.tick()
 		if len(hot) > 0 && hot[0].ID == r.ID {
 			r, hot = hot[0], hot[1:]
 		}
@@ -248,4 +254,19 @@ func (db *DB) closeWriter() error {
 		return nil
 	}
 	return db.settle() // the retry
+}
+
+// pacer makes the background writer's long loops give their processor to
+// waiting goroutines (the next blocks' apply and hashing) every 512 steps,
+// about every 50-100 µs. Go has no goroutine priorities, and its scheduler
+// lets a running goroutine keep a processor for 10 ms before preempting it:
+// on a 2-core machine a block's goroutine would wait that long behind the
+// writer, again and again (docs/benchmarks.md §9).
+type pacer struct{ n uint32 }
+
+// tick counts a step and yields every 512th.
+func (p *pacer) tick() {
+	if p.n++; p.n%512 == 0 {
+		runtime.Gosched()
+	}
 }

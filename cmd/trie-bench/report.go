@@ -171,9 +171,17 @@ func runSide(s side, f *benchFlags, w *workload, roots []hashkey.Hash, ref strin
 	s.StatsStart()
 	runtime.ReadMemStats(&m0)
 	start := time.Now()
+	tr, err := newBlockTrace(f.trace)
+	if err != nil {
+		return nil, err
+	}
+	defer tr.stop()
 	for i := range w.blocks {
 		b := &w.blocks[i]
 		n := uint64(i + 1)
+		if err := tr.at(n); err != nil {
+			return nil, err
+		}
 		da, err := timed(name, "apply", func() error { return s.Apply(b) })
 		if err != nil {
 			return nil, fmt.Errorf("%s: block %d: apply: %w", name, n, err)

@@ -1,0 +1,31 @@
+package trie
+
+import (
+	"cmp"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/hexstate/hexstate/vertex"
+)
+
+// TestSortChanges: the radix sort orders changes by ID and keeps an ID's
+// versions in their input order (oldest frame first), across IDs of one to
+// three 16-bit digits and inputs below the comparison-sort cutoff.
+func TestSortChanges(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, tc := range []struct{ n, top int }{{100, 50}, {5000, 1 << 12}, {20000, 1 << 30}, {20000, 1 << 40}} {
+		cs := make([]change, tc.n)
+		nodes := make([]node, tc.n) // a version's identity: its place in the input
+		for i := range cs {
+			cs[i] = change{vertex.ID(r.Int64N(int64(tc.top))), &nodes[i]}
+		}
+		var pace pacer
+		got := sortChanges(slices.Clone(cs), &pace)
+		want := slices.Clone(cs)
+		slices.SortStableFunc(want, func(a, b change) int { return cmp.Compare(a.id, b.id) })
+		if !slices.Equal(got, want) {
+			t.Fatalf("%d changes below %d: radix order differs from a stable sort", tc.n, tc.top)
+		}
+	}
+}
