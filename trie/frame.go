@@ -242,10 +242,17 @@ func (fr *Frame) newVertex() *node { return take(&fr.slab, 64) }
 func (fr *Frame) newAccount() *vertex.Account { return take(&fr.accSlab, 32) }
 
 // clone returns a slab-allocated copy of v with a void key (see vertex.Clone).
+// Its path is copied into the frame's arena: a vertex decoded from a record
+// keeps its path in the decoder's buffer, which holds the whole record, and
+// a frame should not keep that alive for a few nibbles.
 func (fr *Frame) clone(v *node) *node {
 	c := fr.newVertex()
 	v.cloneInto(c)
 	c.Key = hashkey.Key{}
+	c.Path = nil
+	if len(v.Path) > 0 {
+		c.Path = fr.nibbles(v.Path)
+	}
 	return c
 }
 

@@ -138,13 +138,14 @@ func (fr *Frame) UpdateStorage(addrHash, slotHash hashkey.Hash, value *uint256.I
 	for _, st := range steps[:n-1] {
 		fr.own(st.id, st.v).stale |= 1 << st.n
 	}
+	// The account is copied into the frame's slab even when its storage ID
+	// stays: a decoded leaf's account shares an allocation with the decoded
+	// vertex, which the frame would otherwise keep alive.
 	owned := fr.own(steps[n-1].id, leaf)
-	if sid != owned.Acc.Storage {
-		a := fr.newAccount()
-		*a = *owned.Acc
-		a.Storage = sid
-		owned.Acc = a
-	}
+	a := fr.newAccount()
+	*a = *owned.Acc
+	a.Storage = sid
+	owned.Acc = a
 	return nil
 }
 
