@@ -146,24 +146,23 @@ func (s *Store) EachLeaf(start []byte, fn func(key, val []byte) error) error {
 var leafSpan = slices.Repeat([]byte{0xff}, 65)
 
 // fillLeaves adds b's leaf-index changes to wb, in the order Batch specifies.
-func (s *Store) fillLeaves(wb *grocksdb.WriteBatch, b *vertex.Batch) {
+func (s *Store) fillLeaves(r *batchRep, b *vertex.Batch) {
 	if s.cfLeaves == nil {
 		return // read-only: Write refuses before this
 	}
+	cf := s.cfLeaves.ID()
 	if b.LeafReset {
-		wb.DeleteRangeCF(s.cfLeaves, nil, leafSpan)
+		r.delRange(cf, nil, leafSpan)
 	}
 	for _, p := range b.LeafPrefixDeletes {
 		// The 64-byte keys starting with p lie in [p 00, p ff*33).
-		lo := append(slices.Clip(p), 0)
-		hi := append(slices.Clip(p), leafSpan[:33]...)
-		wb.DeleteRangeCF(s.cfLeaves, lo, hi)
+		r.delRange(cf, append(slices.Clip(p), 0), append(slices.Clip(p), leafSpan[:33]...))
 	}
 	for _, l := range b.Leaves {
 		if l.Val == nil {
-			wb.DeleteCF(s.cfLeaves, l.Key)
+			r.del(cf, l.Key)
 		} else {
-			wb.PutCF(s.cfLeaves, l.Key, l.Val)
+			r.put(cf, l.Key, l.Val)
 		}
 	}
 }

@@ -256,7 +256,6 @@ func openDB(dir string, o Options, mode openMode) (*Store, error) {
 		cfLeaves: leavesHandle(cfs),
 		ro:       grocksdb.NewDefaultReadOptions(),
 		wo:       grocksdb.NewDefaultWriteOptions(),
-		batch:    grocksdb.NewWriteBatch(),
 		ranges:   rangePool{db: db, cf: cfs[1]},
 
 		walDamage: damage,

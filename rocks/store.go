@@ -33,9 +33,9 @@ type Store struct {
 
 	ranges rangePool // VertexRange's readers and their open iterators
 
-	wmu   sync.Mutex // serialises Write (batch reuse) and guards space
-	batch *grocksdb.WriteBatch
-	space *space // the free-space guard; nil when read-only
+	wmu   sync.Mutex // serialises Write (rep reuse) and guards space
+	rep   batchRep   // Write's batch, built in RocksDB's representation
+	space *space     // the free-space guard; nil when read-only
 
 	walDamage *WALDamage // what a salvaging Open dropped; nil when nothing
 
@@ -177,9 +177,12 @@ func (s *Store) Write(b *vertex.Batch) error {
 	if err := s.space.check(b); err != nil {
 		return fmt.Errorf("rocks: write batch (%d puts, %d deletes): %w", len(b.Puts), len(b.Deletes), err)
 	}
-	wb := s.batch
-	defer wb.Clear()
-	s.fill(wb, b)
+	s.fill(b)
+	wb := grocksdb.WriteBatchFrom(s.rep.bytes())
+	defer wb.Destroy()
+	if cap(s.rep.buf) > 16<<20 {
+		s.rep = batchRep{} // a large persist's buffer is not kept for the next
+	}
 	if err := s.db.Write(s.wo, wb); err != nil {
 		if isNoSpace(err) {
 			err = s.space.fail(err)
@@ -190,21 +193,25 @@ func (s *Store) Write(b *vertex.Batch) error {
 	return nil
 }
 
-// fill puts b's records, deletions and admin record into wb.
-func (s *Store) fill(wb *grocksdb.WriteBatch, b *vertex.Batch) {
+// fill builds b's records, deletions, admin record and leaf-index changes
+// into s.rep.
+func (s *Store) fill(b *vertex.Batch) {
+	r := &s.rep
+	r.reset(repSize(b))
 	var k [8]byte
-	for _, r := range b.Puts {
-		putKey(k[:], r.ID)
-		wb.PutCF(s.cfVertex, k[:], r.Rec)
+	cf := s.cfVertex.ID()
+	for _, rec := range b.Puts {
+		putKey(k[:], rec.ID)
+		r.put(cf, k[:], rec.Rec)
 	}
 	for _, id := range b.Deletes {
 		putKey(k[:], id)
-		wb.DeleteCF(s.cfVertex, k[:])
+		r.del(cf, k[:])
 	}
 	if b.Admin != nil {
-		wb.PutCF(s.cfAdmin, adminKey, b.Admin)
+		r.put(s.cfAdmin.ID(), adminKey, b.Admin)
 	}
-	s.fillLeaves(wb, b)
+	s.fillLeaves(r, b)
 }
 
 // Stats returns the reads served since Open: Vertex calls (PointReads),
@@ -271,9 +278,6 @@ func (s *Store) flush() error {
 // RocksDB needs (handles before the DB, options after it).
 func (s *Store) release() {
 	s.ranges.destroy()
-	if s.batch != nil {
-		s.batch.Destroy()
-	}
 	s.cfVertex.Destroy()
 	s.cfAdmin.Destroy()
 	if s.cfLeaves != nil {

@@ -79,9 +79,8 @@ type wsVariant struct {
 type wsMode int
 
 const (
-	wsSplit wsMode = iota // Store.Write's loop replicated here, timed in two parts
+	wsSplit wsMode = iota // Store.Write's body replicated here, timed in two parts
 	wsStore               // Store.Write itself
-	wsGoRep               // batch bytes encoded in Go, one WriteBatchFrom call
 )
 
 // tune appends f to o.Tune.
@@ -144,7 +143,6 @@ var writeShapeVariants = []wsVariant{
 		})
 	}},
 	{name: "noCompression", opts: func(o *Options) { o.NoCompression = true }},
-	{name: "goRep", mode: wsGoRep},
 }
 
 // prefillWriteShape creates a store in dir holding about n records with IDs in
@@ -219,7 +217,6 @@ func runWriteShape(b *testing.B, base string, pool []byte, v wsVariant) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	seen := make([]uint64, wsMaxID/64+1)
 	batch := vertex.Batch{Admin: make([]byte, 120), Puts: make([]vertex.Record, wsBatchRecords)}
-	var rep []byte
 	var build, write time.Duration
 	writes := make([]time.Duration, 0, b.N)
 	var bytes int
@@ -248,20 +245,6 @@ func runWriteShape(b *testing.B, base string, pool []byte, v wsVariant) {
 			build += bt
 			write += wt
 			writes = append(writes, wt)
-		case wsGoRep:
-			t0 := time.Now()
-			rep = wsEncodeBatch(rep[:0], s.cfVertex.ID(), s.cfAdmin.ID(), &batch)
-			wb := grocksdb.WriteBatchFrom(rep)
-			t1 := time.Now()
-			err := s.db.Write(s.wo, wb)
-			t2 := time.Now()
-			wb.Destroy()
-			if err != nil {
-				b.Fatal(err)
-			}
-			build += t1.Sub(t0)
-			write += t2.Sub(t1)
-			writes = append(writes, t2.Sub(t1))
 		}
 	}
 	b.StopTimer()
@@ -324,68 +307,19 @@ func wsFillBatch(rng *rand.Rand, seen []uint64, pool []byte, batch *vertex.Batch
 	binary.BigEndian.PutUint64(batch.Admin, rng.Uint64())
 }
 
-// wsWriteSplit is Store.Write's body with the batch building and the db.Write
-// call timed separately.
+// wsWriteSplit is Store.Write's body with the batch building (the Go
+// representation and its copy into a native WriteBatch) and the db.Write call
+// timed separately.
 func wsWriteSplit(s *Store, b *vertex.Batch) (build, write time.Duration, err error) {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	wb := s.batch
-	defer wb.Clear()
 	t0 := time.Now()
-	s.fill(wb, b)
+	s.fill(b)
+	wb := grocksdb.WriteBatchFrom(s.rep.bytes())
+	defer wb.Destroy()
 	t1 := time.Now()
 	err = s.db.Write(s.wo, wb)
 	return t1.Sub(t0), time.Since(t1), err
-}
-
-// wsEncodeBatch appends to dst the serialized RocksDB WriteBatch of b (the
-// format WriteBatch::rep_ documents in db/write_batch.cc: 8-byte sequence,
-// 4-byte count, then per record a tag, the column family ID as a varint, and
-// length-prefixed key and value).
-func wsEncodeBatch(dst []byte, cfVertex, cfAdmin uint32, b *vertex.Batch) []byte {
-	const (
-		typeValue         = 0x1
-		typeColumnFamValu = 0x5
-		typeColumnFamDel  = 0x4
-		typeDeletion      = 0x0
-	)
-	dst = append(dst, make([]byte, 12)...)
-	count := 0
-	put := func(cf uint32, key, val []byte) {
-		if cf == 0 {
-			dst = append(dst, typeValue)
-		} else {
-			dst = append(dst, typeColumnFamValu)
-			dst = binary.AppendUvarint(dst, uint64(cf))
-		}
-		dst = binary.AppendUvarint(dst, uint64(len(key)))
-		dst = append(dst, key...)
-		dst = binary.AppendUvarint(dst, uint64(len(val)))
-		dst = append(dst, val...)
-		count++
-	}
-	var k [8]byte
-	for _, r := range b.Puts {
-		putKey(k[:], r.ID)
-		put(cfVertex, k[:], r.Rec)
-	}
-	for _, id := range b.Deletes {
-		putKey(k[:], id)
-		if cfVertex == 0 {
-			dst = append(dst, typeDeletion)
-		} else {
-			dst = append(dst, typeColumnFamDel)
-			dst = binary.AppendUvarint(dst, uint64(cfVertex))
-		}
-		dst = binary.AppendUvarint(dst, 8)
-		dst = append(dst, k[:]...)
-		count++
-	}
-	if b.Admin != nil {
-		put(cfAdmin, adminKey, b.Admin)
-	}
-	binary.LittleEndian.PutUint32(dst[8:12], uint32(count))
-	return dst
 }
 
 // wsCPUTime is the user+system CPU time of the process so far (all threads,

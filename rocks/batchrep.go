@@ -1,0 +1,101 @@
+package rocks
+
+import (
+	"encoding/binary"
+	"slices"
+
+	"github.com/hexstate/hexstate/vertex"
+)
+
+// batchRep builds a batch in RocksDB's own WriteBatch representation
+// (db/write_batch.cc, db/dbformat.h), which rocksdb_writebatch_create_from
+// takes in one C call: a Write of a 64-block persist puts about 1.1 million
+// operations, and adding them one cgo call at a time (PutCF) cost a third of
+// what RocksDB's own write of them did.
+//
+//	rep    := sequence fixed64 (0: the write assigns it) | count fixed32 | record*
+//	record := tag | [column family ID varint32, when not 0] | key varstring | [value varstring]
+//
+// TestBatchRepMatchesRocksDB checks the bytes against a WriteBatch filled
+// through the C API.
+type batchRep struct {
+	buf   []byte
+	count uint32
+}
+
+// RocksDB's record tags: the plain ones apply to the default column family,
+// the others carry the family's ID.
+const (
+	tagDeletion             = 0x0
+	tagValue                = 0x1
+	tagColumnFamilyDeletion = 0x4
+	tagColumnFamilyValue    = 0x5
+	tagColumnFamilyRangeDel = 0xE
+	tagRangeDeletion        = 0xF
+	batchRepHeader          = 12
+)
+
+// reset empties r, keeping its buffer, and makes room for about size bytes.
+func (r *batchRep) reset(size int) {
+	r.buf = slices.Grow(r.buf[:0], batchRepHeader+size)[:batchRepHeader]
+	clear(r.buf)
+	r.count = 0
+}
+
+// op starts a record: the tag plain for the default family, else tag withCF
+// and the family's ID.
+func (r *batchRep) op(plain, withCF byte, cf uint32) {
+	if cf == 0 {
+		r.buf = append(r.buf, plain)
+	} else {
+		r.buf = append(r.buf, withCF)
+		r.buf = binary.AppendUvarint(r.buf, uint64(cf))
+	}
+	r.count++
+}
+
+// str appends b as a varstring.
+func (r *batchRep) str(b []byte) {
+	r.buf = binary.AppendUvarint(r.buf, uint64(len(b)))
+	r.buf = append(r.buf, b...)
+}
+
+// put adds a Put of key to value in column family cf.
+func (r *batchRep) put(cf uint32, key, value []byte) {
+	r.op(tagValue, tagColumnFamilyValue, cf)
+	r.str(key)
+	r.str(value)
+}
+
+// del adds a Delete of key in column family cf.
+func (r *batchRep) del(cf uint32, key []byte) {
+	r.op(tagDeletion, tagColumnFamilyDeletion, cf)
+	r.str(key)
+}
+
+// delRange adds a DeleteRange of [begin, end) in column family cf.
+func (r *batchRep) delRange(cf uint32, begin, end []byte) {
+	r.op(tagRangeDeletion, tagColumnFamilyRangeDel, cf)
+	r.str(begin)
+	r.str(end)
+}
+
+// bytes returns the representation, its count set.
+func (r *batchRep) bytes() []byte {
+	binary.LittleEndian.PutUint32(r.buf[8:batchRepHeader], r.count)
+	return r.buf
+}
+
+// repSize estimates the representation's size of b (records, deletions and
+// index entries with their keys and framing).
+func repSize(b *vertex.Batch) int {
+	n := 64 + len(b.Admin)
+	for _, r := range b.Puts {
+		n += 16 + len(r.Rec)
+	}
+	n += 16 * len(b.Deletes)
+	for _, l := range b.Leaves {
+		n += 8 + len(l.Key) + len(l.Val)
+	}
+	return n + 80*len(b.LeafPrefixDeletes)
+}
