@@ -33,6 +33,7 @@ type benchFlags struct {
 	cpuprofile   string
 	memprofile   string
 	trace        string // FILE:FROM-TO, an execution trace of blocks FROM..TO
+	blockLog     string // FILE: per-block phase times (CSV)
 	cacheMB      int
 	reps         int
 	build        string // hexstate's build: bulk (BulkLoadAccounts + Persist) or stream (StateLoader)
@@ -72,6 +73,7 @@ func run(args []string, out io.Writer) error {
 	fs.StringVar(&f.dir, "dir", "", "directory for the databases (default: a temporary one, removed afterwards)")
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the measured part to this file (samples labelled impl=..., phase=...)")
 	fs.StringVar(&f.memprofile, "memprofile", "", "write an allocation profile to this file at the end")
+	fs.StringVar(&f.blockLog, "block-log", "", "blocks mode: write each block's phase times to this file (CSV: impl,block,apply_ms,root_ms,persist_ms,start_s)")
 	fs.StringVar(&f.trace, "trace", "", "FILE:FROM-TO: write an execution trace (go tool trace) of blocks FROM to TO of the first implementation")
 	fs.Uint64Var(&f.cfg.seed, "seed", 1, "workload seed")
 	fs.IntVar(&f.cacheMB, "cache-mb", 256, "cache size in MiB: hexstate vertex cache and RocksDB block cache each; geth clean trie cache and Pebble cache each")

@@ -176,6 +176,15 @@ func runSide(s side, f *benchFlags, w *workload, roots []hashkey.Hash, ref strin
 		return nil, err
 	}
 	defer tr.stop()
+	var blog io.Writer = io.Discard
+	if f.blockLog != "" {
+		lf, err := os.OpenFile(f.blockLog, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return nil, err
+		}
+		defer lf.Close()
+		blog = lf
+	}
 	for i := range w.blocks {
 		b := &w.blocks[i]
 		n := uint64(i + 1)
@@ -199,6 +208,7 @@ func runSide(s side, f *benchFlags, w *workload, roots []hashkey.Hash, ref strin
 		}
 		res.apply, res.root, res.persist = append(res.apply, da), append(res.root, dr), append(res.persist, dp)
 		res.total = append(res.total, da+dr+dp)
+		fmt.Fprintf(blog, "%s,%d,%s,%s,%s,%.3f\n", name, n, ms(da), ms(dr), ms(dp), time.Since(start).Seconds()-(da+dr+dp).Seconds())
 	}
 	wall := time.Since(start)
 	runtime.ReadMemStats(&m1)

@@ -47,7 +47,7 @@ const (
 )
 
 type cacheShard struct {
-	mu     sync.Mutex
+	mu     sync.RWMutex         // Get shares it; Put, Remove and eviction take it alone
 	idx    map[vertex.ID]uint64 // ring offset of the entry holding id's record
 	chunks [][]byte             // the ring; each chunk's length is its fill
 	chunk  int                  // bytes per chunk
@@ -89,23 +89,34 @@ func (c *Cache) shard(id vertex.ID) *cacheShard {
 
 // Get calls fn with the cached record of id and reports whether id is cached.
 // rec is only valid during the call (it lives in the ring, under the shard's
-// lock): fn decodes or copies it. When fn fails the entry is dropped and the
-// error returned: a cached record is checked exactly as a stored one is.
+// read lock): fn decodes or copies it. When fn fails the entry is dropped and
+// the error returned: a cached record is checked exactly as a stored one is.
+//
+// Gets share the lock: a block's hashers and its reads hit the same shards
+// all the time, and with an exclusive lock a holder descheduled by the OS
+// (the machine's cores shared with RocksDB's threads) turned the mutex into
+// its starvation mode, where every unlock hands the processor to the next
+// waiter — half a second of scheduler delay over 20 blocks
+// (docs/benchmarks.md §9).
 func (c *Cache) Get(id vertex.ID, fn func(rec []byte) error) (bool, error) {
 	s := c.shard(id)
-	s.mu.Lock()
+	s.mu.RLock()
 	off, ok := s.idx[id]
 	if !ok {
-		s.mu.Unlock()
+		s.mu.RUnlock()
 		c.misses.Add(1)
 		return false, nil
 	}
 	err := fn(s.record(off))
-	if err != nil {
-		delete(s.idx, id)
-	}
-	s.mu.Unlock()
+	s.mu.RUnlock()
 	c.hits.Add(1)
+	if err != nil {
+		s.mu.Lock()
+		if cur, ok := s.idx[id]; ok && cur == off {
+			delete(s.idx, id) // unless a Put replaced it meanwhile
+		}
+		s.mu.Unlock()
+	}
 	return true, err
 }
 
