@@ -1,8 +1,10 @@
 package trie
 
 import (
+	"cmp"
 	"fmt"
 	"runtime"
+	"slices"
 
 	"github.com/hexstate/hexstate/hashkey"
 	"github.com/hexstate/hexstate/trie/internal/journal"
@@ -43,12 +45,23 @@ type pendingWrite struct {
 	cached []vertex.Record
 	// removed says where the folded frames may have removed state leaves.
 	removed removals
+	// encoded is the batch, set (under db.mu, with stores dropped) once the
+	// writer has encoded it: reads are then answered from its records.
+	encoded *vertex.Batch
 }
 
 // lookup returns the newest version of id in the persisted frames (nil:
 // deleted) and whether they hold one. The stores are no longer written, so
-// lookups may run beside the writer's encoding.
+// lookups may run beside the writer's encoding. Once the batch is encoded,
+// the stores are dropped (their vertices are most of the heap the garbage
+// collector marks while the write is in flight) and a lookup decodes the
+// batch's record instead, a branch's with its children's keys where the
+// cache would get those: each call returns a vertex of its own then. The
+// caller holds db.mu.
 func (p *pendingWrite) lookup(id vertex.ID) (*node, bool) {
+	if p.stores == nil {
+		return p.lookupEncoded(id)
+	}
 	for i := range p.stores {
 		if v, ok := p.stores[i].Lookup(id); ok {
 			return v, true
@@ -125,13 +138,46 @@ func encodeChanges(each func(yield func(vertex.ID, *node)), size int, childKeys 
 	return puts, deletes
 }
 
+// lookupEncoded is lookup from the encoded batch.
+func (p *pendingWrite) lookupEncoded(id vertex.ID) (*node, bool) {
+	rec, ok := p.encodedRecord(id)
+	if !ok || rec == nil {
+		return nil, ok
+	}
+	v, err := decodeNode(rec)
+	if err != nil { // the writer encoded it a moment ago
+		panic(fmt.Sprintf("trie: vertex %d: the pending batch's own record does not decode: %v", id, err))
+	}
+	return v, true
+}
+
+// encodedRecord returns the encoded batch's record of id (nil: deleted) and
+// whether the batch has one: the cache's version (with children's keys) when
+// there is one.
+func (p *pendingWrite) encodedRecord(id vertex.ID) ([]byte, bool) {
+	byID := func(r vertex.Record, id vertex.ID) int { return cmp.Compare(r.ID, id) }
+	if i, ok := slices.BinarySearchFunc(p.cached, id, byID); ok {
+		return p.cached[i].Rec, true
+	}
+	if i, ok := slices.BinarySearchFunc(p.encoded.Puts, id, byID); ok {
+		return p.encoded.Puts[i].Rec, true
+	}
+	_, ok := slices.BinarySearch(p.encoded.Deletes, id)
+	return nil, ok
+}
+
 // inPending reports whether a pending write holds a version of id. The caller
 // holds db.mu.
 func (db *DB) inPending(id vertex.ID) bool {
-	if db.pending == nil {
+	p := db.pending
+	if p == nil {
 		return false
 	}
-	_, ok := db.pending.lookup(id)
+	if p.stores == nil {
+		_, ok := p.encodedRecord(id)
+		return ok
+	}
+	_, ok := p.lookup(id)
 	return ok
 }
 
@@ -149,7 +195,11 @@ func (db *DB) write(p *pendingWrite, done chan struct{}) {
 	defer close(done)
 	var err error
 	if p.batch == nil {
-		p.batch, err = db.encode(p)
+		if p.batch, err = db.encode(p); err == nil {
+			db.mu.Lock()
+			p.encoded, p.stores = p.batch, nil
+			db.mu.Unlock()
+		}
 	}
 	if err == nil {
 		db.wmu.Lock()

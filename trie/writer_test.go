@@ -15,19 +15,23 @@ import (
 // fails it (fail).
 type gatedBackend struct {
 	trie.Backend
-	mu     sync.Mutex
-	gate   chan struct{} // nil: writes pass
-	fail   error
-	writes int
+	mu      sync.Mutex
+	gate    chan struct{} // nil: writes pass
+	fail    error
+	writes  int
+	waiting chan struct{} // when set, told each time a write waits at the gate
 }
 
 var errWriteInjected = errors.New("injected write error")
 
 func (g *gatedBackend) Write(b *vertex.Batch) error {
 	g.mu.Lock()
-	gate, fail := g.gate, g.fail
+	gate, fail, waiting := g.gate, g.fail, g.waiting
 	g.mu.Unlock()
 	if gate != nil {
+		if waiting != nil {
+			waiting <- struct{}{}
+		}
 		<-gate
 	}
 	if fail != nil {
@@ -47,7 +51,8 @@ func (g *gatedBackend) set(gate chan struct{}, fail error) {
 
 // TestPersistInBackground holds the backend's write and checks that Persist
 // returns, that frames on the new base read the persisted frames' state
-// while the write is pending, what Block, StateRoot and Written say, that the
+// while the write is pending (from the encoded batch: the writer has encoded
+// it and dropped the frames' vertex stores when the write reaches the gate), what Block, StateRoot and Written say, that the
 // next Persist waits for the write, and that Flush returns once it landed.
 func TestPersistInBackground(t *testing.T) {
 	g := &gatedBackend{Backend: trie.NewMemoryBackend()}
@@ -60,8 +65,14 @@ func TestPersistInBackground(t *testing.T) {
 	trietest.Must(t, db.Persist(fr, 1), "Persist(1)")
 	trietest.Must(t, db.Flush(), "Flush")
 
-	gate := make(chan struct{})
+	gate, waiting := make(chan struct{}), make(chan struct{}, 2)
+	var opened sync.Once
+	open := func() { opened.Do(func() { close(gate) }) }
+	defer open() // a failing check must not leave Close waiting at the gate
 	g.set(gate, nil)
+	g.mu.Lock()
+	g.waiting = waiting
+	g.mu.Unlock()
 	for b := uint64(2); b <= 4; b++ {
 		fr = fr.Begin()
 		jBlock(t, fr, st, b, 0)
@@ -74,6 +85,7 @@ func TestPersistInBackground(t *testing.T) {
 	if b, _, pending := db.Written(); b != 1 || !pending {
 		t.Fatalf("Written: block %d, pending %v; want 1, pending", b, pending)
 	}
+	<-waiting // encoded, at the gate
 	// Blocks go on on top of the pending persist and read its vertices.
 	f5 := fr.Begin()
 	jBlock(t, f5, st, 5, 0)
@@ -85,7 +97,7 @@ func TestPersistInBackground(t *testing.T) {
 		t.Fatalf("Persist(5) returned (%v) while the write of block 4 was held", err)
 	case <-time.After(50 * time.Millisecond):
 	}
-	close(gate) // both writes go through
+	open() // both writes go through
 	trietest.Must(t, <-persisted, "Persist(5)")
 	trietest.Must(t, db.Flush(), "Flush")
 	if b, r, pending := db.Written(); b != 5 || pending || r != trietest.DBRoot(t, db) {
