@@ -37,17 +37,16 @@ type pendingWrite struct {
 	block  uint64
 	root   hashkey.Hash
 	top    vertex.ID
-	key    journal.Key   // the persisted state's journal key
-	batch  *vertex.Batch // encoded by the writer; kept for a retry
+	key    journal.Key // the persisted state's journal key
+	// batch is encoded by the writer and kept for a retry; it is set under
+	// db.mu, together with stores dropped, and reads then use its records.
+	batch *vertex.Batch
 	// cached holds, with keys once, the records the cache gets instead of the
 	// batch's for branches whose children's keys are known: the batch's
 	// records with those keys (see cachedRecords). Sorted by ID.
 	cached []vertex.Record
 	// removed says where the folded frames may have removed state leaves.
 	removed removals
-	// encoded is the batch, set (under db.mu, with stores dropped) once the
-	// writer has encoded it: reads are then answered from its records.
-	encoded *vertex.Batch
 }
 
 // lookup returns the newest version of id in the persisted frames (nil:
@@ -145,7 +144,7 @@ func (p *pendingWrite) lookupEncoded(id vertex.ID) (*node, bool) {
 		return nil, ok
 	}
 	v, err := decodeNode(rec)
-	if err != nil { // the writer encoded it a moment ago
+	if err != nil { // unreachable: encode made it from a vertex a moment ago
 		panic(fmt.Sprintf("trie: vertex %d: the pending batch's own record does not decode: %v", id, err))
 	}
 	return v, true
@@ -159,10 +158,10 @@ func (p *pendingWrite) encodedRecord(id vertex.ID) ([]byte, bool) {
 	if i, ok := slices.BinarySearchFunc(p.cached, id, byID); ok {
 		return p.cached[i].Rec, true
 	}
-	if i, ok := slices.BinarySearchFunc(p.encoded.Puts, id, byID); ok {
-		return p.encoded.Puts[i].Rec, true
+	if i, ok := slices.BinarySearchFunc(p.batch.Puts, id, byID); ok {
+		return p.batch.Puts[i].Rec, true
 	}
-	_, ok := slices.BinarySearch(p.encoded.Deletes, id)
+	_, ok := slices.BinarySearch(p.batch.Deletes, id)
 	return nil, ok
 }
 
@@ -195,9 +194,10 @@ func (db *DB) write(p *pendingWrite, done chan struct{}) {
 	defer close(done)
 	var err error
 	if p.batch == nil {
-		if p.batch, err = db.encode(p); err == nil {
+		var b *vertex.Batch
+		if b, err = db.encode(p); err == nil {
 			db.mu.Lock()
-			p.encoded, p.stores = p.batch, nil
+			p.batch, p.stores = b, nil
 			db.mu.Unlock()
 		}
 	}
