@@ -80,9 +80,10 @@ func (a *ancestry) mayHold(id vertex.ID) bool {
 
 // ancestryOf returns the ancestry of a new frame on parent, whose store is
 // complete (parent is sealed, or about to be, and its keys are computed). It
-// adds parent's IDs to parent's own filter, shared down the line, or builds a
-// filter of the whole chain when that one is full (which also drops the IDs
-// of frames persisted since it was built).
+// adds parent's older IDs to the filter of the frames below parent (one
+// filter shared down the line), or builds a filter of the whole chain when
+// that one is full (which also drops the IDs of frames persisted since it was
+// built). The caller holds db.mu exclusively, or is Open: adds never race.
 //
 // A vertex a sealed frame gains later (a hash of it that copies an inherited
 // vertex into it to store its key) is not added: a read that misses it finds
