@@ -74,6 +74,14 @@ type Options struct {
 	// max(2, GOMAXPROCS).
 	BackgroundJobs int
 
+	// LowPriorityBackground runs RocksDB's flush and compaction threads at the
+	// lowest CPU priority (RocksDB's LowerThreadPoolCPUPriority: nice 19), so
+	// that on a machine with few cores they take what the block processing
+	// leaves idle. The thread pools are RocksDB's process-wide default ones:
+	// once a store asks for it, every RocksDB database of the process runs its
+	// background work that way.
+	LowPriorityBackground bool
+
 	// Sync makes every Write fsync the write-ahead log before returning. Without
 	// it (the default) a Write survives a crash of the process (SIGKILL, panic)
 	// but the last writes may be lost on power loss or an OS crash; the store is
@@ -213,6 +221,12 @@ func (o *Options) build(create bool) *nativeOptions {
 	d.SetErrorIfExists(false)
 	d.SetMaxOpenFiles(o.MaxOpenFiles)
 	d.SetMaxBackgroundJobs(o.BackgroundJobs)
+	if o.LowPriorityBackground {
+		env := grocksdb.NewDefaultEnv() // a handle on the process-wide default Env
+		env.LowerThreadPoolCPUPriority()
+		env.LowerHighPriorityThreadPoolCPUPriority()
+		d.SetEnv(env)
+	}
 	d.SetBytesPerSync(1 << 20)
 	d.SetKeepLogFileNum(5)
 	d.SetMaxLogFileSize(16 << 20)

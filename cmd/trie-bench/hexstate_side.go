@@ -30,7 +30,7 @@ type hexSide struct {
 
 func newHexSide(name string, f vertex.Format, dir string, cacheMB int, stream bool, w *workload) (*hexSide, error) {
 	cache := cacheMB << 20
-	st, err := rocks.Open(filepath.Join(dir, name), &rocks.Options{Statistics: true, BlockCacheBytes: uint64(cache)})
+	st, err := rocks.Open(filepath.Join(dir, name), &rocks.Options{Statistics: true, BlockCacheBytes: uint64(cache), LowPriorityBackground: rocksLowPriority})
 	if err != nil {
 		return nil, err
 	}
@@ -111,6 +111,10 @@ func (h *hexSide) Apply(b *wlBlock) error {
 }
 
 func (h *hexSide) Root() (hashkey.Hash, error) { return h.cur.StateRoot() }
+
+// rocksLowPriority (flag -rocks-low-priority) runs RocksDB's flushes and
+// compactions at the lowest CPU priority (rocks.Options.LowPriorityBackground).
+var rocksLowPriority bool
 
 // journalBlocks (flag -journal) journals every block's frame (trie DB.Journal)
 // in the persist phase, before the block's Persist when it has one.
