@@ -60,7 +60,7 @@ type Frame struct {
 func newFrame(db *DB, parent *Frame, alloc vertex.Allocator) *Frame {
 	fr := &Frame{db: db, parent: parent, vtx: newVertexStore(alloc.Top + 1), alloc: alloc}
 	fr.h.fr = fr
-	fr.below = ancestryOf(db, parent)
+	fr.below = ancestry{all: parent != nil && parent != db.base} // Begin does better
 	return fr
 }
 
@@ -68,14 +68,18 @@ func newFrame(db *DB, parent *Frame, alloc vertex.Allocator) *Frame {
 // to the persisted base, whose store is always empty) may hold: none at or
 // above first hold them for sure (an ancestor's fresh IDs), any other only if
 // the filter may hold it. The zero ancestry says "none": a frame on the base.
+// One with all set says "any": a frame replayed from the journal, which
+// walks its frames below for every read rather than have Open build a filter
+// for each of them (a frame begun on it builds one from the chain).
 type ancestry struct {
 	filter *framestore.ChainFilter
 	first  vertex.ID // the lowest first fresh ID of the frames below; 0 when there are none
+	all    bool
 }
 
 // mayHold reports whether a frame below may hold id.
 func (a *ancestry) mayHold(id vertex.ID) bool {
-	return a.filter != nil && (id >= a.first || a.filter.MayHold(id))
+	return a.all || (a.filter != nil && (id >= a.first || a.filter.MayHold(id)))
 }
 
 // ancestryOf returns the ancestry of a new frame on parent, whose store is
@@ -83,7 +87,7 @@ func (a *ancestry) mayHold(id vertex.ID) bool {
 // adds parent's older IDs to the filter of the frames below parent (one
 // filter shared down the line), or builds a filter of the whole chain when
 // that one is full (which also drops the IDs of frames persisted since it was
-// built). The caller holds db.mu exclusively, or is Open: adds never race.
+// built). Its caller, Begin, holds db.mu exclusively: adds never race.
 //
 // A vertex a sealed frame gains later (a hash of it that copies an inherited
 // vertex into it to store its key) is not added: a read that misses it finds
@@ -102,6 +106,7 @@ func ancestryOf(db *DB, parent *Frame) ancestry {
 	n := 0
 	for f := parent; f != nil && f != db.base; f = f.parent {
 		n += f.vtx.Older()
+		a.first = min(a.first, f.vtx.First()) // the frames' own: a replayed one has no filter
 	}
 	a.filter = framestore.NewChainFilter(2*n + 1024)
 	for f := parent; f != nil && f != db.base; f = f.parent {
@@ -146,7 +151,9 @@ func (fr *Frame) Begin() *Frame {
 		fr.rootKey(vertex.RootID) // an error here surfaces again in the child
 	}
 	fr.sealed = true
-	return newFrame(fr.db, fr, fr.alloc)
+	c := newFrame(fr.db, fr, fr.alloc)
+	c.below = ancestryOf(fr.db, fr)
+	return c
 }
 
 // Rollback drops the frame and its changes. Frames begun on it turn stale. On a
