@@ -268,13 +268,16 @@ func (db *DB) load(id vertex.ID) (*node, error) {
 // ok is false when only the backend may.
 func (db *DB) loadWarm(id vertex.ID) (v *node, ok bool, err error) {
 	if p := db.pending; p != nil {
-		if v, ok := p.lookup(id); ok {
-			if v == nil {
-				return nil, true, nil
-			}
-			return v.clone(), true, nil // a vertex of its own, as from a record
+		if v, ok := p.load(id); ok {
+			return v, true, nil
 		}
 	}
+	return db.loadCached(id)
+}
+
+// loadCached is load from the cache alone: ok is false when it does not
+// hold id.
+func (db *DB) loadCached(id vertex.ID) (v *node, ok bool, err error) {
 	ok, err = db.cache.Get(id, func(rec []byte) (err error) {
 		v, err = db.decode(id, rec)
 		return err
@@ -284,20 +287,28 @@ func (db *DB) loadWarm(id vertex.ID) (v *node, ok bool, err error) {
 
 // loadStored is load from the backend (and into the cache).
 func (db *DB) loadStored(id vertex.ID) (*node, error) {
-	var v *node
+	v, rec, err := db.readStored(id)
+	if v != nil {
+		db.cache.Put(id, rec)
+	}
+	return v, err
+}
+
+// readStored reads and decodes vertex id from the backend (nil when absent),
+// and returns its record too.
+func (db *DB) readStored(id vertex.ID) (*node, []byte, error) {
 	rec, err := db.backend.Vertex(id)
 	if err != nil {
-		return nil, vertexError(id, err)
+		return nil, nil, vertexError(id, err)
 	}
 	if rec == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
-	v, err = db.decode(id, rec)
+	v, err := db.decode(id, rec)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	db.cache.Put(id, rec)
-	return v, nil
+	return v, rec, nil
 }
 
 // decode decodes the record of vertex id and checks that a branch has the

@@ -326,19 +326,9 @@ func (d *leafDiff) oldLeaf(v *node, prefix []byte, owner *hashkey.Hash) error {
 // from the cache or the backend, bypassing a pending write (and not caching
 // what it reads: the pending write shadows the cache).
 func (db *DB) storedVertex(id vertex.ID) (*node, error) {
-	var v *node
-	if ok, err := db.cache.Get(id, func(rec []byte) (err error) {
-		v, err = db.decode(id, rec)
-		return err
-	}); ok || err != nil {
+	if v, ok, err := db.loadCached(id); ok || err != nil {
 		return v, err
 	}
-	rec, err := db.backend.Vertex(id)
-	if err != nil {
-		return nil, vertexError(id, err)
-	}
-	if rec == nil {
-		return nil, nil
-	}
-	return db.decode(id, rec)
+	v, _, err := db.readStored(id)
+	return v, err
 }

@@ -137,6 +137,20 @@ func encodeChanges(each func(yield func(vertex.ID, *node)), size int, childKeys 
 	return puts, deletes
 }
 
+// load is lookup returning a vertex of the caller's own, as from a record: a
+// clone of the stores' version, or the encoded batch's record decoded (no
+// clone of that: it is the caller's already).
+func (p *pendingWrite) load(id vertex.ID) (*node, bool) {
+	if p.stores == nil {
+		return p.lookupEncoded(id)
+	}
+	v, ok := p.lookup(id)
+	if v != nil {
+		v = v.clone()
+	}
+	return v, ok
+}
+
 // lookupEncoded is lookup from the encoded batch.
 func (p *pendingWrite) lookupEncoded(id vertex.ID) (*node, bool) {
 	rec, ok := p.encodedRecord(id)
