@@ -77,6 +77,11 @@ type ancestry struct {
 	all    bool
 }
 
+// chainFrames is how many frames a new frames-below filter has room for at
+// least (as many as its chain's average frame): more than the 64 blocks a
+// client typically keeps unpersisted.
+const chainFrames = 96
+
 // mayHold reports whether a frame below may hold id.
 func (a *ancestry) mayHold(id vertex.ID) bool {
 	return a.all || (a.filter != nil && (id >= a.first || a.filter.MayHold(id)))
@@ -88,6 +93,13 @@ func (a *ancestry) mayHold(id vertex.ID) bool {
 // filter shared down the line), or builds a filter of the whole chain when
 // that one is full (which also drops the IDs of frames persisted since it was
 // built). Its caller, Begin, holds db.mu exclusively: adds never race.
+//
+// A build walks every frame's older IDs: ~100 ms for 40 frames of a 6,000-write
+// block, all in one block's Begin. So a filter is built with room for a long
+// chain at once: twice the chain's IDs, at least chainFrames frames like the
+// chain's average, and at least the largest chain built for before (a client
+// persisting every N blocks builds one filter per N blocks, never regrowing it
+// after its first N).
 //
 // A vertex a sealed frame gains later (a hash of it that copies an inherited
 // vertex into it to store its key) is not added: a read that misses it finds
@@ -103,12 +115,14 @@ func ancestryOf(db *DB, parent *Frame) ancestry {
 	if a.filter != nil && framestore.AddOlder(a.filter, &parent.vtx) {
 		return a
 	}
-	n := 0
+	n, frames := 0, 0
 	for f := parent; f != nil && f != db.base; f = f.parent {
 		n += f.vtx.Older()
+		frames++
 		a.first = min(a.first, f.vtx.First()) // the frames' own: a replayed one has no filter
 	}
-	a.filter = framestore.NewChainFilter(2*n + 1024)
+	db.chainIDs = max(db.chainIDs, 2*n, chainFrames*n/frames)
+	a.filter = framestore.NewChainFilter(db.chainIDs + 1024)
 	for f := parent; f != nil && f != db.base; f = f.parent {
 		framestore.AddOlder(a.filter, &f.vtx)
 	}

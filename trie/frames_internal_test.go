@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/hexstate/hexstate/hashkey"
+	"github.com/hexstate/hexstate/trie/internal/framestore"
 	"github.com/hexstate/hexstate/vertex"
 	"github.com/holiman/uint256"
 )
@@ -251,4 +252,42 @@ func TestParallelPathTaken(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestChainFilterBuiltOnce checks that a chain of frames (of similar blocks)
+// shares one frames-below filter, built when the second frame begins, rather
+// than rebuilding it from the whole chain as it grows (a rebuild walks every
+// frame's IDs inside one block's Begin); and that after a persist the next
+// chain's filter has room for as long a chain from the start.
+func TestChainFilterBuiltOnce(t *testing.T) {
+	db := fiOpen(t, vertex.FormatV2, 0)
+	g := db.Begin()
+	for i := 0; i < 5000; i++ {
+		fiMust(t, g.UpdateAccount(fiAddr(i), fiAcc(uint64(i))))
+	}
+	fiMust(t, db.Persist(g, 1))
+	chain := func(block uint64, frames int) *Frame {
+		fr := db.Begin()
+		var filter *framestore.ChainFilter
+		for b := 0; b < frames; b++ {
+			for i := 0; i < 200; i++ {
+				fiMust(t, fr.UpdateAccount(fiAddr((b*200+i*7)%5000), fiAcc(block+uint64(b))))
+			}
+			_, err := fr.StateRoot()
+			fiMust(t, err)
+			fr = fr.Begin()
+			switch {
+			case b == 0 && fr.below.filter == nil:
+				t.Fatal("a frame on a frame above the base has no frames-below filter")
+			case b == 0:
+				filter = fr.below.filter
+			case fr.below.filter != filter:
+				t.Fatalf("frame %d of the chain built a new frames-below filter (want the one built at frame 1)", b+1)
+			}
+		}
+		return fr
+	}
+	tip := chain(2, 80)
+	fiMust(t, db.Persist(tip, 90))
+	chain(100, 80)
 }
