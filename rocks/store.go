@@ -180,8 +180,8 @@ func (s *Store) Write(b *vertex.Batch) error {
 	s.fill(b)
 	wb := grocksdb.WriteBatchFrom(s.rep.bytes())
 	defer wb.Destroy()
-	if cap(s.rep.buf) > 16<<20 {
-		s.rep = batchRep{} // a large persist's buffer is not kept for the next
+	if cap(s.rep.buf) > maxKeptRep {
+		s.rep = batchRep{} // a bulk load's buffer is not kept for the next
 	}
 	if err := s.db.Write(s.wo, wb); err != nil {
 		if isNoSpace(err) {
