@@ -36,9 +36,12 @@ type Options struct {
 	// Progress, when set, is called after every batch written and at the
 	// start and end of the verification.
 	Progress func(Progress)
-	// LeafIndex builds the target's leaf index (trie.DB.BuildLeafIndex) after
-	// the verification; a copy leaves the target without one, which reads
-	// correctly but walks the trie for every cold lookup.
+	// LeafIndex gives the target a leaf index after the verification: the
+	// source's, copied (trie.DB.CopyLeafIndex: the index does not depend on
+	// the layout), when the source has one, else one built from the target's
+	// trie (trie.DB.BuildLeafIndex). A copy of the records alone leaves the
+	// target without one, which reads correctly but walks the trie for every
+	// cold lookup.
 	LeafIndex bool
 }
 
@@ -62,7 +65,8 @@ type Result struct {
 	Verify  time.Duration // time spent verifying
 
 	LeafEntries uint64        // entries of the target's leaf index (Options.LeafIndex)
-	LeafIndex   time.Duration // time spent building it
+	LeafIndex   time.Duration // time spent copying or building it
+	LeafCopied  bool          // the index was copied from the source's, not built
 }
 
 // ErrRootMismatch is returned when the migrated state's root differs from the
@@ -172,8 +176,13 @@ func Run(ctx context.Context, src, dst *trie.DB, checkpointDir string, opts Opti
 	if opts.LeafIndex {
 		report(Progress{Phase: "leaf index", Records: records, Bytes: res.Bytes, Fraction: 1})
 		istart := time.Now()
-		if res.LeafEntries, err = dst.BuildLeafIndex(ctx); err != nil {
-			return res, fmt.Errorf("migrate: building the leaf index (run again to resume): %w", err)
+		if res.LeafCopied = src.HasLeafIndex(); res.LeafCopied {
+			res.LeafEntries, err = dst.CopyLeafIndex(ctx, src)
+		} else {
+			res.LeafEntries, err = dst.BuildLeafIndex(ctx)
+		}
+		if err != nil {
+			return res, fmt.Errorf("migrate: giving the target its leaf index (run again to resume): %w", err)
 		}
 		res.LeafIndex = time.Since(istart)
 	}

@@ -234,8 +234,9 @@ func TestResumesAfterCommit(t *testing.T) {
 	if !res.Resumed || res.Root != root || res.Proofs == 0 {
 		t.Fatalf("resumed %v, root %v (want %v), %d proofs", res.Resumed, res.Root, root, res.Proofs)
 	}
-	if res.LeafEntries < uint64(len(accts)) {
-		t.Fatalf("a leaf index of %d entries for %d accounts", res.LeafEntries, len(accts))
+	if res.LeafEntries < uint64(len(accts)) || res.LeafCopied != src.HasLeafIndex() {
+		t.Fatalf("a leaf index of %d entries for %d accounts (copied: %v; the source has one: %v)",
+			res.LeafEntries, len(accts), res.LeafCopied, src.HasLeafIndex())
 	}
 	rep, err := dst.Check(context.Background(), nil) // compares the index with the trie too
 	trietest.Must(t, err, "Check")

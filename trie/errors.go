@@ -99,3 +99,12 @@ var ErrBlockOrder = errors.New("trie: block number not above the persisted block
 // instead of corrupting the frame. The write changes nothing; the frame holds
 // exactly the writes that succeeded.
 var ErrConcurrentWrite = errors.New("trie: concurrent use of a frame by a write")
+
+// ErrNoLeafIndex is returned by CopyLeafIndex when the source database has no
+// complete leaf index to copy (BuildLeafIndex builds one from the trie).
+var ErrNoLeafIndex = errors.New("trie: the source database has no complete leaf index")
+
+// ErrLeafIndexMismatch is returned by CopyLeafIndex when the source's index
+// does not describe the target's state: another block or root, or an entry
+// that differs from the target trie's leaf.
+var ErrLeafIndexMismatch = errors.New("trie: leaf index does not match the state")

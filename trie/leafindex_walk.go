@@ -140,6 +140,12 @@ const leafBuildBatch = 1 << 16
 // lock throughout (Persist and Begin wait) and first waits for a pending
 // persist. Building the index of a database that has one rebuilds it.
 func (db *DB) BuildLeafIndex(ctx context.Context) (entries uint64, err error) {
+	return db.writeLeafIndex(func(fn func(key, val []byte) error) error { return db.eachLeafEntry(ctx, fn) })
+}
+
+// writeLeafIndex replaces the leaf index with the entries each yields in key
+// order, as BuildLeafIndex says.
+func (db *DB) writeLeafIndex(each func(fn func(key, val []byte) error) error) (entries uint64, err error) {
 	db.persistMu.Lock()
 	defer db.persistMu.Unlock()
 	if err := db.settle(); err != nil {
@@ -162,7 +168,7 @@ func (db *DB) BuildLeafIndex(ctx context.Context) (entries uint64, err error) {
 		b = &vertex.Batch{}
 		return err
 	}
-	err = db.eachLeafEntry(ctx, func(key, val []byte) error {
+	err = each(func(key, val []byte) error {
 		b.Leaves = append(b.Leaves, vertex.LeafEntry{Key: bytes.Clone(key), Val: bytes.Clone(val)})
 		entries++
 		if len(b.Leaves) < leafBuildBatch {

@@ -86,7 +86,7 @@ func TestMigrateBench(t *testing.T) {
 		fmt.Printf("| %s | %s | %v (%v CPU) | %s | %s | %d MiB | %s MiB | %v, %v CPU (%v) | %.2f× | %.2f× | %s → %s |\n",
 			r.name, m[1], copyTime, copyCPU, m[5], m[6], rss>>10, m[2], base.Round(time.Millisecond), baseCPU.Round(time.Millisecond),
 			scan.Round(time.Millisecond), copyTime.Seconds()/base.Seconds(), copyCPU.Seconds()/baseCPU.Seconds(), load, loadAverage())
-		t.Logf("%s: whole run %v", r.name, wall.Round(time.Millisecond))
+		t.Logf("%s: whole run %v; %s", r.name, wall.Round(time.Millisecond), regexp.MustCompile(`leaf index: [^\n]*`).Find(out))
 	}
 }
 

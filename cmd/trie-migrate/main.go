@@ -42,7 +42,7 @@ type config struct {
 	src, dst  string
 	noSync    bool
 	cacheMiB  int
-	leafIndex bool           // build the target's leaf index
+	leafIndex bool           // give the target a leaf index
 	records   vertex.Records // the target's record variant; 0: the library's default
 }
 
@@ -55,7 +55,7 @@ func main() {
 	noSync := flag.Bool("nosync", false, "do not fsync the target's writes (a power loss may then lose checkpointed work)")
 	cache := flag.Int("cache", 128, "MiB of block cache for reading the source")
 	records := flag.String("records", "", "the target's record variant: keys-once or child-key-copies (default: keys-once); with the source's layout as -to, converts the variant")
-	leafIndex := flag.Bool("leaf-index", true, "after verifying, build the target's leaf index (without it cold reads walk the trie)")
+	leafIndex := flag.Bool("leaf-index", true, "after verifying, give the target a leaf index: the source's, copied, or one built from the trie (without it cold reads walk the trie)")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: trie-migrate [flags] SRC [DST]\n")
 		flag.PrintDefaults()
@@ -158,7 +158,11 @@ func run(ctx context.Context, cfg *config) error {
 		res.Records, float64(res.Bytes)/(1<<20), res.Copy.Round(1e6), cpu.used.Round(1e6), rate, res.Verify.Round(1e6), res.Proofs)
 	fmt.Printf("verified: target root %v equals the source's\n", res.Root)
 	if cfg.leafIndex {
-		fmt.Printf("leaf index: %d entries built in %v\n", res.LeafEntries, res.LeafIndex.Round(1e6))
+		how := "built from the trie"
+		if res.LeafCopied {
+			how = "copied from the source"
+		}
+		fmt.Printf("leaf index: %d entries %s in %v\n", res.LeafEntries, how, res.LeafIndex.Round(1e6))
 	}
 	if !cfg.replace {
 		fmt.Printf("done: point your client at %s (or rerun with -replace)\n", dstDir)

@@ -1,0 +1,132 @@
+package trie
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+
+	"github.com/hexstate/hexstate/hashkey"
+	"github.com/hexstate/hexstate/vertex"
+)
+
+// leafSpotEvery is how often CopyLeafIndex compares a copied entry with the
+// target's own trie: one entry in leafSpotEvery, the first included.
+const leafSpotEvery = 1024
+
+// CopyLeafIndex gives db the leaf index of src, a database holding the same
+// persisted state (block and root; CopyFrom's source after a copy). The index
+// is keyed by account and slot hashes and its values are leaves without path
+// or vertex IDs, so it is the same in every format and record variant: it is
+// copied entry by entry in key order rather than derived from a walk of the
+// trie, which is what BuildLeafIndex does (and what a migration did after its
+// copy, a second walk of the whole state).
+//
+// Each value must decode as a leaf-index value of its key's kind, and one
+// entry in 1,024 (the first included) must equal the leaf db's trie holds at
+// its key; else the copy stops with an error (ErrLeafIndexMismatch for the
+// latter) and db keeps no index. Writing follows BuildLeafIndex: in batches,
+// the index marked complete by the last, so an interrupted copy leaves an
+// index that is not used. src's index must be complete (ErrNoLeafIndex);
+// src's persists wait until the copy ends.
+func (db *DB) CopyLeafIndex(ctx context.Context, src *DB) (entries uint64, err error) {
+	if src == db {
+		return 0, fmt.Errorf("trie: copying a leaf index: source and target are the same database")
+	}
+	src.persistMu.Lock()
+	defer src.persistMu.Unlock()
+	if err := src.settle(); err != nil {
+		return 0, fmt.Errorf("trie: copying a leaf index: the source's pending persist: %w", err)
+	}
+	src.mu.RLock()
+	defer src.mu.RUnlock()
+	switch {
+	case src.closed:
+		return 0, ErrClosed
+	case !src.leafIdx:
+		return 0, ErrNoLeafIndex
+	}
+	db.mu.RLock()
+	same := db.block == src.block && db.root == src.root
+	dblock, droot := db.block, db.root
+	db.mu.RUnlock()
+	if !same {
+		return 0, fmt.Errorf("trie: copying a leaf index: %w: source at block %d (root %v), target at block %d (root %v)",
+			ErrLeafIndexMismatch, src.block, src.root, dblock, droot)
+	}
+	return db.writeLeafIndex(func(fn func(key, val []byte) error) error {
+		var n uint64
+		return src.backend.EachLeaf(nil, func(key, val []byte) error {
+			if bytes.Equal(key, leafMarkerKey) {
+				return nil
+			}
+			if n%leafSpotEvery == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
+			if err := db.checkCopiedLeaf(key, val, n%leafSpotEvery == 0); err != nil {
+				return err
+			}
+			n++
+			return fn(key, val)
+		})
+	})
+}
+
+// checkCopiedLeaf checks a leaf-index entry read from another database:
+// its value decodes as its key's kind and, when spot, equals the leaf db's
+// trie holds at key. The caller holds db.mu for reading.
+func (db *DB) checkCopiedLeaf(key, val []byte, spot bool) error {
+	want := vertex.SlotPayload
+	switch len(key) {
+	case 32:
+		want = vertex.AccountPayload
+	case 64:
+	default:
+		return fmt.Errorf("trie: leaf index entry %x: %w", key, &vertex.CorruptError{Reason: "key neither 32 nor 64 bytes"})
+	}
+	if _, err := decodeLeafValue(key, val, want); err != nil || !spot {
+		return err
+	}
+	v, err := db.storedLeaf(key)
+	if err != nil {
+		return err
+	}
+	if v == nil || !bytes.Equal(leafValue(nil, &v.Vertex), val) {
+		return fmt.Errorf("%w: entry %x is not the target trie's leaf", ErrLeafIndexMismatch, key)
+	}
+	return nil
+}
+
+// storedLeaf returns the leaf the backend's trie holds at a leaf-index key
+// (an account hash, or an account hash and a slot hash), or nil when there
+// is none. It reads the backend only: the caller holds db.mu and no frame
+// or pending write is consulted (CopyLeafIndex runs with none pending).
+func (db *DB) storedLeaf(key []byte) (*node, error) {
+	w := leafWalk{db: db}
+	id := vertex.RootID
+	for part := 0; 32*part < len(key); part++ {
+		var nb [64]byte
+		path := hashkey.AppendNibbles(nb[:0], key[32*part:32*part+32])
+		v, err := w.read(id, part > 0)
+		for err == nil && v != nil && bytes.HasPrefix(path, v.Path) && v.Kind == vertex.Branch {
+			path = path[len(v.Path):]
+			if len(path) == 0 || v.Child(int(path[0])) == vertex.NoID {
+				return nil, nil
+			}
+			id, path = v.Child(int(path[0])), path[1:]
+			v, err = w.read(id, true)
+		}
+		if err != nil || v == nil || v.Kind != vertex.Leaf || !bytes.Equal(path, v.Path) {
+			return nil, err
+		}
+		if 32*(part+1) == len(key) {
+			return v, nil
+		}
+		if v.Acc == nil || v.Acc.Storage == vertex.NoID {
+			return nil, nil
+		}
+		id = v.Acc.Storage
+	}
+	return nil, nil
+}
