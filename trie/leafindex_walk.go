@@ -1,7 +1,6 @@
 package trie
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -160,16 +159,22 @@ func (db *DB) writeLeafIndex(each func(fn func(key, val []byte) error) error) (e
 		db.mu.RUnlock()
 		return 0, ErrClosed
 	}
-	b := &vertex.Batch{LeafReset: true}
+	b := &vertex.Batch{LeafReset: true, Leaves: make([]vertex.LeafEntry, 0, leafBuildBatch+1)}
+	var arena []byte // the batch's keys and values, copied off the walk's or iterator's buffers
 	flush := func() error {
 		db.wmu.Lock()
 		err := db.backend.Write(b)
 		db.wmu.Unlock()
-		b = &vertex.Batch{}
+		b.LeafReset, b.Leaves, arena = false, b.Leaves[:0], arena[:0]
 		return err
 	}
 	err = each(func(key, val []byte) error {
-		b.Leaves = append(b.Leaves, vertex.LeafEntry{Key: bytes.Clone(key), Val: bytes.Clone(val)})
+		if cap(arena)-len(arena) < len(key)+len(val) {
+			arena = make([]byte, 0, max(1<<20, len(key)+len(val))) // earlier entries keep the old array
+		}
+		arena = append(append(arena, key...), val...)
+		kv := arena[len(arena)-len(key)-len(val):]
+		b.Leaves = append(b.Leaves, vertex.LeafEntry{Key: kv[:len(key):len(key)], Val: kv[len(key):]})
 		entries++
 		if len(b.Leaves) < leafBuildBatch {
 			return nil
