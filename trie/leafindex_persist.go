@@ -23,37 +23,50 @@ import (
 
 // Leaves only go where a write removed one: DeleteAccount (an account and
 // its whole storage trie), UpdateStorage of a zero value that removed a slot,
-// a generic Delete. Frames note the accounts such writes touched (removals),
-// and when they name them all, the old walk goes down only the paths of those
-// accounts instead of through every changed vertex: in a block of updates,
-// which remove nothing, it reads no old version at all. A leaf that moved (a
-// branch split or merged above it) keeps its key, so the new walk's put
-// covers it. A frame replayed from the journal holds records only and cannot
-// say what its writes removed: its persist walks everything, as does one with
-// a generic Delete.
+// a generic Delete. Frames note what such writes removed (removals): the
+// slots removed, by key, whose entries are deleted unless the new walk put
+// them again (no old version is read), and the accounts deleted, down whose
+// paths alone the old walk goes instead of through every changed vertex: in
+// a block of updates, which remove nothing, it reads no old version at all.
+// A leaf that moved (a branch split or merged above it) keeps its key, so the
+// new walk's put covers it. A frame replayed from the journal holds records
+// only and cannot say what its writes removed: its persist walks everything,
+// as does one with a generic Delete.
 
 // removals says where a frame's writes (or a chain's) may have removed state
-// leaves: all of them when all is set, else only in the accounts listed
-// (the account leaf itself or slots of its storage trie).
+// leaves: anywhere when all is set, else the slots listed and the accounts
+// listed (with their storage tries).
 type removals struct {
 	all      bool
-	accounts []hashkey.Hash // unsorted, may repeat
+	accounts []hashkey.Hash // deleted accounts; unsorted, may repeat
+	slots    []removedSlot  // removed slots; unsorted, may repeat
 }
 
-// add notes that a write removed account a or a slot of it.
-func (r *removals) add(a hashkey.Hash) {
+// removedSlot is a slot a write removed: the account's and the slot's hash.
+type removedSlot struct{ account, slot hashkey.Hash }
+
+// addAccount notes that a write deleted account a (and its storage trie).
+func (r *removals) addAccount(a hashkey.Hash) {
 	if !r.all {
 		r.accounts = append(r.accounts, a)
+	}
+}
+
+// addSlot notes that a write removed slot s of account a.
+func (r *removals) addSlot(a, s hashkey.Hash) {
+	if !r.all {
+		r.slots = append(r.slots, removedSlot{a, s})
 	}
 }
 
 // merge adds o's removals to r.
 func (r *removals) merge(o *removals) {
 	if r.all = r.all || o.all; r.all {
-		r.accounts = nil
+		r.accounts, r.slots = nil, nil
 		return
 	}
 	r.accounts = append(r.accounts, o.accounts...)
+	r.slots = append(r.slots, o.slots...)
 }
 
 // leafDiff collects one persist's index changes. Both walks visit children
@@ -111,11 +124,34 @@ func (db *DB) leafChanges(changes []change, removed *removals, pace *pacer) (lea
 		err = d.walkOld(vertex.RootID, d.nibbles(false), nil)
 	} else {
 		err = d.walkOldAccounts(removed.accounts)
+		d.removedSlots(removed.slots)
 	}
 	if err != nil {
 		return nil, nil, err
 	}
 	return append(d.dels, d.puts...), d.prefix, nil
+}
+
+// removedSlots deletes the entries of removed slots, unless the new walk put
+// them again (a slot written after its removal), in key order after the
+// deletions the old walk found (a slot of an account deleted too is deleted
+// twice, harmlessly; so is one that a later frame had added and removed).
+func (d *leafDiff) removedSlots(slots []removedSlot) {
+	cmpSlot := func(a, b removedSlot) int {
+		if c := bytes.Compare(a.account[:], b.account[:]); c != 0 {
+			return c
+		}
+		return bytes.Compare(a.slot[:], b.slot[:])
+	}
+	slices.SortFunc(slots, cmpSlot)
+	slots = slices.Compact(slots)
+	for _, s := range slots {
+		d.pace.tick()
+		key := d.take(append(append(d.arena(), s.account[:]...), s.slot[:]...))
+		if d.put(key) < 0 {
+			d.dels = append(d.dels, vertex.LeafEntry{Key: key})
+		}
+	}
 }
 
 // changed returns the new version of id (nil: deleted) and whether the

@@ -87,7 +87,7 @@ func (fr *Frame) DeleteAccount(addrHash hashkey.Hash) error {
 	if _, err = fr.remove(vertex.RootID, hashkey.AppendNibbles(nb[:0], addrHash[:]), false); err != nil {
 		return err
 	}
-	fr.removed.add(addrHash)
+	fr.removed.addAccount(addrHash)
 	for _, id := range storage {
 		fr.vtx.Set(id, nil)
 	}
@@ -119,7 +119,7 @@ func (fr *Frame) UpdateStorage(addrHash, slotHash hashkey.Hash, value *uint256.I
 		if removed, err := fr.remove(sid, slotPath, true); err != nil || !removed {
 			return err
 		}
-		fr.removed.add(addrHash)
+		fr.removed.addSlot(addrHash, slotHash)
 		if v, _ := fr.vtx.Lookup(sid); v == nil {
 			sid = vertex.NoID // the storage trie is empty now
 		}
