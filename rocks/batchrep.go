@@ -35,11 +35,11 @@ const (
 	batchRepHeader          = 12
 )
 
-// maxKeptRep is the largest batch buffer Write keeps for the next batch.
-// Persisting every 64 blocks of 6,000 writes builds ~90 MB batches: a fresh
-// buffer of that size costs ~0.5 s of page faults and zeroing in the
-// background writer each time, and its allocation pulls the next garbage
-// collection forward. A bulk load's batch (gigabytes) is not kept.
+// maxKeptRep is the largest batch buffer Write keeps for the next batch. A
+// client persisting every few dozen blocks writes batches of tens of
+// megabytes: a fresh buffer each time costs page faults and zeroing in the
+// background writer and pulls the next garbage collection forward
+// (docs/benchmarks.md §9). A bulk load's batch (gigabytes) is not kept.
 const maxKeptRep = 256 << 20
 
 // reset empties r, keeping its buffer, and makes room for about size bytes

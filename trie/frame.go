@@ -94,12 +94,12 @@ func (a *ancestry) mayHold(id vertex.ID) bool {
 // that one is full (which also drops the IDs of frames persisted since it was
 // built). Its caller, Begin, holds db.mu exclusively: adds never race.
 //
-// A build walks every frame's older IDs: ~100 ms for 40 frames of a 6,000-write
-// block, all in one block's Begin. So a filter is built with room for a long
-// chain at once: twice the chain's IDs, at least chainFrames frames like the
-// chain's average, and at least the largest chain built for before (a client
-// persisting every N blocks builds one filter per N blocks, never regrowing it
-// after its first N).
+// A build walks every frame's older IDs, all in one block's Begin (a tenth
+// of a second for 40 frames of mainnet-sized blocks, docs/benchmarks.md §9).
+// So a filter is built with room for a long chain at once: twice the chain's
+// IDs, at least chainFrames frames like the chain's average, and at least
+// the largest chain built for before (a client persisting every N blocks
+// builds one filter per N blocks, never regrowing it after its first N).
 //
 // A vertex a sealed frame gains later (a hash of it that copies an inherited
 // vertex into it to store its key) is not added: a read that misses it finds
