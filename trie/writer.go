@@ -84,7 +84,7 @@ func (db *DB) encode(p *pendingWrite) (*vertex.Batch, error) {
 			yield(c.id, c.v)
 			pace.tick()
 		}
-	}, size, !db.noChild)
+	}, len(changes), size, !db.noChild)
 	if db.noChild {
 		p.cached = cachedRecords(changes, &pace)
 	}
@@ -103,11 +103,20 @@ func (db *DB) encode(p *pendingWrite) (*vertex.Batch, error) {
 // written now — a branch near the root is re-hashed in nearly every block —
 // would otherwise read its children for (docs/design.md "Each key once").
 func cachedRecords(changes []change, pace *pacer) []vertex.Record {
-	var out []vertex.Record
+	hot := func(v *node) bool {
+		return v != nil && v.Kind == vertex.Branch && v.ChildKeys != nil && v.stale == 0 && v.Key.IsHash()
+	}
+	n := 0
+	for _, c := range changes {
+		if hot(c.v) {
+			n++
+		}
+	}
+	out := make([]vertex.Record, 0, n)
 	var buf []byte
 	for _, c := range changes {
 		pace.tick()
-		if v := c.v; v != nil && v.Kind == vertex.Branch && v.ChildKeys != nil && v.stale == 0 && v.Key.IsHash() {
+		if v := c.v; hot(v) {
 			if cap(buf)-len(buf) < 1024 {
 				buf = make([]byte, 0, 64<<10)
 			}
@@ -121,10 +130,12 @@ func cachedRecords(changes []change, pace *pacer) []vertex.Record {
 
 // encodeChanges encodes the changes each yields (a nil vertex: the ID is
 // deleted) into one buffer, presized to size bytes, with the vertices'
-// children's keys when childKeys. A persist's batch and a journal entry are
-// made by it.
-func encodeChanges(each func(yield func(vertex.ID, *node)), size int, childKeys bool) (puts []vertex.Record, deletes []vertex.ID) {
+// children's keys when childKeys; count (at least the number of changes, or
+// 0 when unknown) presizes the records. A persist's batch and a journal
+// entry are made by it.
+func encodeChanges(each func(yield func(vertex.ID, *node)), count, size int, childKeys bool) (puts []vertex.Record, deletes []vertex.ID) {
 	buf := make([]byte, 0, size)
+	puts = make([]vertex.Record, 0, count)
 	each(func(id vertex.ID, v *node) {
 		if v == nil {
 			deletes = append(deletes, id)
