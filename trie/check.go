@@ -202,7 +202,7 @@ func (db *DB) Check(ctx context.Context, opts *CheckOptions) (*CheckReport, erro
 		}
 	}
 	if db.leafIdx && rep.OK() { // the index is compared with a sound trie only
-		if err := db.checkLeafIndex(ctx, rep, o.Max); err != nil {
+		if err := db.checkLeafIndex(ctx, rep, o.Workers, o.Max); err != nil {
 			return nil, err
 		}
 	}

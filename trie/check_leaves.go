@@ -17,9 +17,9 @@ import (
 type leafPair struct{ key, val []byte }
 
 // checkLeafIndex compares the leaf index with the persisted state's leaves,
-// both in key order, adding up to max violations to rep. The caller holds
-// db.mu.
-func (db *DB) checkLeafIndex(ctx context.Context, rep *CheckReport, max int) error {
+// both in key order (the trie's walked on workers goroutines), adding up to
+// max violations to rep. The caller holds db.mu.
+func (db *DB) checkLeafIndex(ctx context.Context, rep *CheckReport, workers, max int) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	index := make(chan leafPair, 256)
@@ -48,7 +48,7 @@ func (db *DB) checkLeafIndex(ctx context.Context, rep *CheckReport, max int) err
 		return nil
 	}
 	next, more := <-index
-	err := db.eachLeafEntry(ctx, func(key, val []byte) error {
+	err := db.eachLeafEntry(ctx, workers, func(key, val []byte) error {
 		// Index entries below key have no leaf.
 		for more && bytes.Compare(next.key, key) < 0 {
 			rep.LeafEntries++

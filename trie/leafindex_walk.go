@@ -18,13 +18,18 @@ var errStopWalk = errors.New("trie: walk stopped")
 // eachLeafEntry calls fn, in ascending key order, with the index entry of
 // every account and slot of the state the backend holds (an account's slots
 // follow it). It reads the backend itself, not through the vertex cache (a
-// v2 branch's children with one range read); the caller holds db.mu with no
-// write pending. key and val are only valid during the call.
-func (db *DB) eachLeafEntry(ctx context.Context, fn func(key, val []byte) error) error {
+// v2 branch's children with one range read), on workers goroutines (see
+// leafindex_walk_parallel.go; fn is called from the caller's); the caller
+// holds db.mu with no write pending. key and val are only valid during the
+// call.
+func (db *DB) eachLeafEntry(ctx context.Context, workers int, fn func(key, val []byte) error) error {
 	w := leafWalk{db: db, ctx: ctx, fn: fn}
 	v, err := w.read(vertex.RootID, false)
 	if err != nil || v == nil {
 		return err
+	}
+	if workers > 1 && v.Kind == vertex.Branch {
+		return db.eachLeafEntryParallel(ctx, v, workers, leafPartLevels(db.base.alloc.Top), fn)
 	}
 	return w.walk(v, nil, nil)
 }
@@ -139,7 +144,7 @@ const leafBuildBatch = 1 << 16
 // lock throughout (Persist and Begin wait) and first waits for a pending
 // persist. Building the index of a database that has one rebuilds it.
 func (db *DB) BuildLeafIndex(ctx context.Context) (entries uint64, err error) {
-	return db.writeLeafIndex(func(fn func(key, val []byte) error) error { return db.eachLeafEntry(ctx, fn) })
+	return db.writeLeafIndex(func(fn func(key, val []byte) error) error { return db.eachLeafEntry(ctx, db.bulkWorkers(), fn) })
 }
 
 // writeLeafIndex replaces the leaf index with the entries each yields in key
