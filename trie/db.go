@@ -84,10 +84,10 @@ type DB struct {
 	root           hashkey.Hash
 	closed         bool
 	loading        bool // a StateLoader is running
-	// chainIDs is the most older IDs a frames-below filter was built for
-	// (under mu, by Begin): the next chain's filter is sized for as many
-	// (see ancestryOf).
-	chainIDs int
+	// lastChainIDs is how many IDs the frames-below filter Begin last added
+	// to holds (under mu): a new chain's filter is sized for as many (see
+	// ancestryOf).
+	lastChainIDs int
 	// prefetchIdle is how many more hashes skip the batched prefetch
 	// (prefetch.go).
 	prefetchIdle atomic.Int32

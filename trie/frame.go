@@ -77,10 +77,15 @@ type ancestry struct {
 	all    bool
 }
 
-// chainFrames is how many frames a new frames-below filter has room for at
-// least (as many as its chain's average frame): more than the 64 blocks a
-// client typically keeps unpersisted.
-const chainFrames = 96
+// A frames-below filter is sized, when built, for chainFrames frames like
+// its chain's average once the chain has chainSample frames to average, and
+// a new chain's for as many IDs as the last chain's grew to (with a quarter
+// more), but for no more than maxChainIDs IDs beyond what it must hold.
+const (
+	chainFrames = 96 // more than the 64 blocks a client typically keeps unpersisted
+	chainSample = 8
+	maxChainIDs = 1 << 25 // a 64 MiB filter
+)
 
 // mayHold reports whether a frame below may hold id.
 func (a *ancestry) mayHold(id vertex.ID) bool {
@@ -96,10 +101,11 @@ func (a *ancestry) mayHold(id vertex.ID) bool {
 //
 // A build walks every frame's older IDs, all in one block's Begin (a tenth
 // of a second for 40 frames of mainnet-sized blocks, docs/benchmarks.md §9).
-// So a filter is built with room for a long chain at once: twice the chain's
-// IDs, at least chainFrames frames like the chain's average, and at least
-// the largest chain built for before (a client persisting every N blocks
-// builds one filter per N blocks, never regrowing it after its first N).
+// So a filter is built with room for a long chain at once (see chainFrames):
+// a client persisting every N blocks builds one filter per N blocks, and in
+// its first N rebuilds it only while the chain is shorter than chainSample.
+// The sizes follow the recent chains, not the largest ever seen: one huge
+// frame does not make every later filter huge.
 //
 // A vertex a sealed frame gains later (a hash of it that copies an inherited
 // vertex into it to store its key) is not added: a read that misses it finds
@@ -113,6 +119,7 @@ func ancestryOf(db *DB, parent *Frame) ancestry {
 		a.first = min(a.first, parent.below.first)
 	}
 	if a.filter != nil && framestore.AddOlder(a.filter, &parent.vtx) {
+		db.lastChainIDs = a.filter.Added()
 		return a
 	}
 	n, frames := 0, 0
@@ -121,11 +128,19 @@ func ancestryOf(db *DB, parent *Frame) ancestry {
 		frames++
 		a.first = min(a.first, f.vtx.First()) // the frames' own: a replayed one has no filter
 	}
-	db.chainIDs = max(db.chainIDs, 2*n, chainFrames*n/frames)
-	a.filter = framestore.NewChainFilter(db.chainIDs + 1024)
+	room := 2 * n
+	if frames >= chainSample {
+		room = max(room, chainFrames*n/frames)
+	}
+	if parent.below.filter == nil { // a new chain
+		room = max(room, db.lastChainIDs+db.lastChainIDs/4)
+	}
+	room = max(2*n, min(room, maxChainIDs)) // never less than it must hold
+	a.filter = framestore.NewChainFilter(room + 1024)
 	for f := parent; f != nil && f != db.base; f = f.parent {
 		framestore.AddOlder(a.filter, &f.vtx)
 	}
+	db.lastChainIDs = a.filter.Added()
 	return a
 }
 

@@ -255,10 +255,11 @@ func TestParallelPathTaken(t *testing.T) {
 }
 
 // TestChainFilterBuiltOnce checks that a chain of frames (of similar blocks)
-// shares one frames-below filter, built when the second frame begins, rather
-// than rebuilding it from the whole chain as it grows (a rebuild walks every
-// frame's IDs inside one block's Begin); and that after a persist the next
-// chain's filter has room for as long a chain from the start.
+// shares one frames-below filter once it has chainSample frames, rather than
+// rebuilding it from the whole chain as it grows (a rebuild walks every
+// frame's IDs inside one block's Begin); that after a persist the next
+// chain's filter, built when its second frame begins, has room for as long a
+// chain; and that a short chain after them gets a small filter again.
 func TestChainFilterBuiltOnce(t *testing.T) {
 	db := fiOpen(t, vertex.FormatV2, 0)
 	g := db.Begin()
@@ -266,6 +267,7 @@ func TestChainFilterBuiltOnce(t *testing.T) {
 		fiMust(t, g.UpdateAccount(fiAddr(i), fiAcc(uint64(i))))
 	}
 	fiMust(t, db.Persist(g, 1))
+	var from int
 	chain := func(block uint64, frames int) *Frame {
 		fr := db.Begin()
 		var filter *framestore.ChainFilter
@@ -277,17 +279,34 @@ func TestChainFilterBuiltOnce(t *testing.T) {
 			fiMust(t, err)
 			fr = fr.Begin()
 			switch {
-			case b == 0 && fr.below.filter == nil:
+			case fr.below.filter == nil:
 				t.Fatal("a frame on a frame above the base has no frames-below filter")
-			case b == 0:
+			case b == from:
 				filter = fr.below.filter
-			case fr.below.filter != filter:
-				t.Fatalf("frame %d of the chain built a new frames-below filter (want the one built at frame 1)", b+1)
+			case b > from && fr.below.filter != filter:
+				t.Fatalf("frame %d of the chain built a new frames-below filter (want the one of frame %d)", b+1, from+1)
 			}
 		}
 		return fr
 	}
+	from = 2 * chainSample // the first chain has no earlier one to size it: doubling until then
 	tip := chain(2, 80)
 	fiMust(t, db.Persist(tip, 90))
-	chain(100, 80)
+	from = 0
+	tip = chain(100, 80)
+	fiMust(t, db.Persist(tip, 190))
+
+	// A chain of a few small frames after the long ones: the next chain's
+	// filter follows it, not the longest chain seen.
+	long := db.lastChainIDs
+	small := chain(300, 3)
+	fiMust(t, db.Persist(small, 310))
+	fr := db.Begin()
+	fiMust(t, fr.UpdateAccount(fiAddr(1), fiAcc(8)))
+	_, err := fr.StateRoot()
+	fiMust(t, err)
+	fr = fr.Begin()
+	if bits := fr.below.filter.Bits(); 8*bits > 16*long {
+		t.Fatalf("after a chain of 3 small frames, a filter of %d bits (a chain of %d IDs came before it)", bits, long)
+	}
 }

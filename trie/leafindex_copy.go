@@ -21,13 +21,20 @@ const leafSpotEvery = 1024
 // trie, which is what BuildLeafIndex does (and what a migration did after its
 // copy, a second walk of the whole state).
 //
-// Each value must decode as a leaf-index value of its key's kind, and one
-// entry in 1,024 (the first included) must equal the leaf db's trie holds at
-// its key; else the copy stops with an error (ErrLeafIndexMismatch for the
-// latter) and db keeps no index. Writing follows BuildLeafIndex: in batches,
-// the index marked complete by the last, so an interrupted copy leaves an
-// index that is not used. src's index must be complete (ErrNoLeafIndex);
-// src's persists wait until the copy ends.
+// The copy trusts the source's index as CopyFrom trusts its records, with
+// checks that cost little: each value must decode as a leaf-index value of
+// its key's kind, and one entry in 1,024 (the first included) must equal the
+// leaf db's trie holds at its key; else the copy stops with an error
+// (ErrLeafIndexMismatch for the latter) and db keeps no index. An entry the
+// source lacks is not noticed: DB.Check (trie-check) compares the whole
+// index with the trie. Writing follows BuildLeafIndex: in
+// batches, the index marked complete by the last, so an interrupted copy
+// leaves an index that is not used. src's index must be complete
+// (ErrNoLeafIndex).
+//
+// src is read under its lock throughout: its persists and writes wait until
+// the copy ends. Locks are taken source first, so two copies in opposite
+// directions at once deadlock; src and db must not share a backend.
 func (db *DB) CopyLeafIndex(ctx context.Context, src *DB) (entries uint64, err error) {
 	if src == db {
 		return 0, fmt.Errorf("trie: copying a leaf index: source and target are the same database")
@@ -45,15 +52,14 @@ func (db *DB) CopyLeafIndex(ctx context.Context, src *DB) (entries uint64, err e
 	case !src.leafIdx:
 		return 0, ErrNoLeafIndex
 	}
-	db.mu.RLock()
-	same := db.block == src.block && db.root == src.root
-	dblock, droot := db.block, db.root
-	db.mu.RUnlock()
-	if !same {
-		return 0, fmt.Errorf("trie: copying a leaf index: %w: source at block %d (root %v), target at block %d (root %v)",
-			ErrLeafIndexMismatch, src.block, src.root, dblock, droot)
+	sameState := func() error { // under db.mu, with no persist of db pending or possible
+		if db.block != src.block || db.root != src.root {
+			return fmt.Errorf("trie: copying a leaf index: %w: source at block %d (root %v), target at block %d (root %v)",
+				ErrLeafIndexMismatch, src.block, src.root, db.block, db.root)
+		}
+		return nil
 	}
-	return db.writeLeafIndex(func(fn func(key, val []byte) error) error {
+	return db.writeLeafIndex(sameState, func(fn func(key, val []byte) error) error {
 		var n uint64
 		return src.backend.EachLeaf(nil, func(key, val []byte) error {
 			if bytes.Equal(key, leafMarkerKey) {

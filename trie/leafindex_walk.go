@@ -144,18 +144,26 @@ const leafBuildBatch = 1 << 16
 // lock throughout (Persist and Begin wait) and first waits for a pending
 // persist. Building the index of a database that has one rebuilds it.
 func (db *DB) BuildLeafIndex(ctx context.Context) (entries uint64, err error) {
-	return db.writeLeafIndex(func(fn func(key, val []byte) error) error { return db.eachLeafEntry(ctx, db.bulkWorkers(), fn) })
+	return db.writeLeafIndex(nil, func(fn func(key, val []byte) error) error { return db.eachLeafEntry(ctx, db.bulkWorkers(), fn) })
 }
 
 // writeLeafIndex replaces the leaf index with the entries each yields in key
-// order, as BuildLeafIndex says.
-func (db *DB) writeLeafIndex(each func(fn func(key, val []byte) error) error) (entries uint64, err error) {
+// order, as BuildLeafIndex says. check, when not nil, is called once no
+// persist can run any more (none pending, db.mu held), before anything is
+// written; an error from it is returned.
+func (db *DB) writeLeafIndex(check func() error, each func(fn func(key, val []byte) error) error) (entries uint64, err error) {
 	db.persistMu.Lock()
 	defer db.persistMu.Unlock()
 	if err := db.settle(); err != nil {
 		return 0, err
 	}
 	db.mu.Lock()
+	if check != nil {
+		if err := check(); err != nil {
+			db.mu.Unlock()
+			return 0, err
+		}
+	}
 	db.leafIdx = false // readers walk the trie until the build is complete
 	db.leaves.landed(nil)
 	db.mu.Unlock()

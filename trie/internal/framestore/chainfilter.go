@@ -60,5 +60,11 @@ func AddOlder[V any](f *ChainFilter, s *Store[V]) bool {
 	return true
 }
 
+// Bits is the filter's size in bits.
+func (f *ChainFilter) Bits() int { return 64 * len(f.words) }
+
+// Added is the number of IDs added to f (repeats included).
+func (f *ChainFilter) Added() int { return int(f.added.Load()) }
+
 // Older is the number of older IDs s holds (its map's size).
 func (s *Store[V]) Older() int { return len(s.old) }
