@@ -26,12 +26,14 @@ func (db *DB) checkLeafIndex(ctx context.Context, rep *CheckReport, workers, max
 	scanErr := make(chan error, 1)
 	go func() {
 		defer close(index)
+		arena := kvArena{chunk: 256 << 10} // never reset: the pairs outlive their sends
 		scanErr <- db.backend.EachLeaf(nil, func(key, val []byte) error {
 			if bytes.Equal(key, leafMarkerKey) {
 				return nil
 			}
+			k, v := arena.add(key, val)
 			select {
-			case index <- leafPair{bytes.Clone(key), bytes.Clone(val)}:
+			case index <- leafPair{k, v}:
 				return nil
 			case <-ctx.Done():
 				return ctx.Err()

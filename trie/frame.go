@@ -128,9 +128,9 @@ func ancestryOf(db *DB, parent *Frame) ancestry {
 		frames++
 		a.first = min(a.first, f.vtx.First()) // the frames' own: a replayed one has no filter
 	}
-	room := 2 * n
+	room := 0
 	if frames >= chainSample {
-		room = max(room, chainFrames*n/frames)
+		room = chainFrames * n / frames
 	}
 	if parent.below.filter == nil { // a new chain
 		room = max(room, db.lastChainIDs+db.lastChainIDs/4)

@@ -173,21 +173,18 @@ func (db *DB) writeLeafIndex(check func() error, each func(fn func(key, val []by
 		return 0, ErrClosed
 	}
 	b := &vertex.Batch{LeafReset: true, Leaves: make([]vertex.LeafEntry, 0, leafBuildBatch+1)}
-	var arena []byte // the batch's keys and values, copied off the walk's or iterator's buffers
+	arena := kvArena{chunk: 1 << 20} // the batch's keys and values, copied off the walk's or iterator's buffers
 	flush := func() error {
 		db.wmu.Lock()
 		err := db.backend.Write(b)
 		db.wmu.Unlock()
-		b.LeafReset, b.Leaves, arena = false, b.Leaves[:0], arena[:0]
+		b.LeafReset, b.Leaves = false, b.Leaves[:0]
+		arena.reset() // Write keeps none of the batch
 		return err
 	}
 	err = each(func(key, val []byte) error {
-		if cap(arena)-len(arena) < len(key)+len(val) {
-			arena = make([]byte, 0, max(1<<20, len(key)+len(val))) // earlier entries keep the old array
-		}
-		arena = append(append(arena, key...), val...)
-		kv := arena[len(arena)-len(key)-len(val):]
-		b.Leaves = append(b.Leaves, vertex.LeafEntry{Key: kv[:len(key):len(key)], Val: kv[len(key):]})
+		k, v := arena.add(key, val)
+		b.Leaves = append(b.Leaves, vertex.LeafEntry{Key: k, Val: v})
 		entries++
 		if len(b.Leaves) < leafBuildBatch {
 			return nil
@@ -207,3 +204,27 @@ func (db *DB) writeLeafIndex(check func() error, each func(fn func(key, val []by
 	db.mu.Unlock()
 	return entries, nil
 }
+
+// kvArena holds copies of keys and values in large chunks: one allocation
+// per chunk rather than two per entry. A full chunk is left to the entries
+// taken from it and a new one started.
+type kvArena struct {
+	buf   []byte
+	chunk int // bytes per chunk
+}
+
+// add copies key and val into the arena and returns the copies.
+func (a *kvArena) add(key, val []byte) (k, v []byte) {
+	n := len(key) + len(val)
+	if cap(a.buf)-len(a.buf) < n {
+		a.buf = make([]byte, 0, max(a.chunk, n))
+	}
+	start := len(a.buf)
+	a.buf = append(append(a.buf, key...), val...)
+	kv := a.buf[start:]
+	return kv[:len(key):len(key)], kv[len(key):n:n]
+}
+
+// reset reuses the current chunk from its start: the caller no longer holds
+// any entry taken from the arena.
+func (a *kvArena) reset() { a.buf = a.buf[:0] }

@@ -34,15 +34,14 @@ const (
 // leafChunkOf is a run of entries with their bytes in one arena.
 type leafChunkOf struct {
 	keys, vals [][]byte
-	arena      []byte
+	arena      kvArena
 }
 
+func newLeafChunk() *leafChunkOf { return &leafChunkOf{arena: kvArena{chunk: 128 << 10}} }
+
 func (c *leafChunkOf) add(key, val []byte) {
-	start := len(c.arena)
-	c.arena = append(append(c.arena, key...), val...)
-	kv := c.arena[start:] // an arena that grew leaves earlier slices in the old array, still valid
-	c.keys = append(c.keys, kv[:len(key):len(key)])
-	c.vals = append(c.vals, kv[len(key):len(key)+len(val):len(key)+len(val)])
+	k, v := c.arena.add(key, val)
+	c.keys, c.vals = append(c.keys, k), append(c.vals, v)
 }
 
 // leafPartLevels is how many branch levels a parallel leaf walk of a state
@@ -158,11 +157,11 @@ func (db *DB) eachLeafEntryParallel(ctx context.Context, root *node, workers, le
 
 // walkLeafPart walks part p into out, chunk by chunk.
 func (db *DB) walkLeafPart(ctx context.Context, p leafPart, out chan<- *leafChunkOf) error {
-	c := &leafChunkOf{}
+	c := newLeafChunk()
 	send := func() error {
 		select {
 		case out <- c:
-			c = &leafChunkOf{}
+			c = newLeafChunk()
 			return nil
 		case <-ctx.Done():
 			return ctx.Err()
