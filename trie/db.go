@@ -84,9 +84,9 @@ type DB struct {
 	root           hashkey.Hash
 	closed         bool
 	loading        bool // a StateLoader is running
-	// lastChainIDs is how many IDs the frames-below filter Begin last added
-	// to holds (under mu): a new chain's filter is sized for as many (see
-	// ancestryOf).
+	// lastChainIDs is how many IDs the index of the frames below that Begin
+	// last added to holds (under mu): a new chain's index is sized for as
+	// many (see ancestryOf).
 	lastChainIDs int
 	// prefetchIdle is how many more hashes skip the batched prefetch
 	// (prefetch.go).

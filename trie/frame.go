@@ -50,7 +50,8 @@ type Frame struct {
 	writes  int              // writes since the last hash, to choose parallel hashing
 	built   bool             // BulkLoadAccounts built it: its Persist compacts the store
 	removed removals         // where its writes may have removed state leaves (the leaf index's old walk)
-	below   ancestry         // which IDs the frames below it (above the base) may hold
+	below   ancestry         // which frames below it (above the base) hold which IDs
+	seq     uint32           // its position in its line of frames: its parent's plus one
 	// journaled is set (under db.mu) once the frame's entry is in the journal,
 	// under jkey (see journal.go).
 	journaled bool
@@ -59,106 +60,12 @@ type Frame struct {
 
 func newFrame(db *DB, parent *Frame, alloc vertex.Allocator) *Frame {
 	fr := &Frame{db: db, parent: parent, vtx: newVertexStore(alloc.Top + 1), alloc: alloc}
+	if parent != nil {
+		fr.seq = parent.seq + 1
+	}
 	fr.h.fr = fr
 	fr.below = ancestry{all: parent != nil && parent != db.base} // Begin does better
 	return fr
-}
-
-// ancestry answers, for a frame, which vertex IDs the frames below it (down
-// to the persisted base, whose store is always empty) may hold: none at or
-// above first hold them for sure (an ancestor's fresh IDs), any other only if
-// the filter may hold it. The zero ancestry says "none": a frame on the base.
-// One with all set says "any": a frame replayed from the journal, which
-// walks its frames below for every read rather than have Open build a filter
-// for each of them (a frame begun on it builds one from the chain).
-type ancestry struct {
-	filter *framestore.ChainFilter
-	first  vertex.ID // the lowest first fresh ID of the frames below; 0 when there are none
-	all    bool
-}
-
-// A frames-below filter is sized, when built, for chainFrames frames like
-// its chain's average once the chain has chainSample frames to average, and
-// a new chain's for as many IDs as the last chain's grew to (with a quarter
-// more), but for no more than maxChainIDs IDs beyond what it must hold.
-const (
-	chainFrames = 96 // more than the 64 blocks a client typically keeps unpersisted
-	chainSample = 8
-	maxChainIDs = 1 << 25 // a 64 MiB filter
-)
-
-// mayHold reports whether a frame below may hold id.
-func (a *ancestry) mayHold(id vertex.ID) bool {
-	return a.all || (a.filter != nil && (id >= a.first || a.filter.MayHold(id)))
-}
-
-// ancestryOf returns the ancestry of a new frame on parent, whose store is
-// complete (parent is sealed, or about to be, and its keys are computed). It
-// adds parent's older IDs to the filter of the frames below parent (one
-// filter shared down the line), or builds a filter of the whole chain when
-// that one is full (which also drops the IDs of frames persisted since it was
-// built). Its caller, Begin, holds db.mu exclusively: adds never race.
-//
-// A build walks every frame's older IDs, all in one block's Begin (a tenth
-// of a second for 40 frames of mainnet-sized blocks, docs/benchmarks.md §9).
-// So a filter is built with room for a long chain at once (see chainFrames):
-// a client persisting every N blocks builds one filter per N blocks, and in
-// its first N rebuilds it only while the chain is shorter than chainSample.
-// The sizes follow the recent chains, not the largest ever seen: one huge
-// frame does not make every later filter huge.
-//
-// A vertex a sealed frame gains later (a hash of it that copies an inherited
-// vertex into it to store its key) is not added: a read that misses it finds
-// the same vertex below, without the key.
-func ancestryOf(db *DB, parent *Frame) ancestry {
-	if parent == nil || parent == db.base {
-		return ancestry{}
-	}
-	a := ancestry{filter: parent.below.filter, first: parent.vtx.First()}
-	if parent.below.filter != nil {
-		a.first = min(a.first, parent.below.first)
-	}
-	if a.filter != nil && framestore.AddOlder(a.filter, &parent.vtx) {
-		db.lastChainIDs = a.filter.Added()
-		return a
-	}
-	n, frames := 0, 0
-	for f := parent; f != nil && f != db.base; f = f.parent {
-		n += f.vtx.Older()
-		frames++
-		a.first = min(a.first, f.vtx.First()) // the frames' own: a replayed one has no filter
-	}
-	room := 0
-	if frames >= chainSample {
-		room = chainFrames * n / frames
-	}
-	if parent.below.filter == nil { // a new chain
-		room = max(room, db.lastChainIDs+db.lastChainIDs/4)
-	}
-	room = max(2*n, min(room, maxChainIDs)) // never less than it must hold
-	a.filter = framestore.NewChainFilter(room + 1024)
-	for f := parent; f != nil && f != db.base; f = f.parent {
-		framestore.AddOlder(a.filter, &f.vtx)
-	}
-	db.lastChainIDs = a.filter.Added()
-	return a
-}
-
-// inChain returns vertex id as fr's frames hold it (nil: deleted) and
-// whether they hold it at all (else the persisted state decides).
-func (fr *Frame) inChain(id vertex.ID) (*node, bool) {
-	if v, ok := fr.vtx.Lookup(id); ok {
-		return v, true
-	}
-	if !fr.below.mayHold(id) {
-		return nil, false
-	}
-	for f := fr.parent; f != nil; f = f.parent {
-		if v, ok := f.vtx.Lookup(id); ok {
-			return v, true
-		}
-	}
-	return nil, false
 }
 
 // Begin starts a child frame of fr (the next block). fr is sealed from now on.

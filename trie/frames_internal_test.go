@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/hexstate/hexstate/hashkey"
-	"github.com/hexstate/hexstate/trie/internal/framestore"
 	"github.com/hexstate/hexstate/vertex"
 	"github.com/holiman/uint256"
 )
@@ -254,59 +253,70 @@ func TestParallelPathTaken(t *testing.T) {
 	}
 }
 
-// TestChainFilterBuiltOnce checks that a chain of frames (of similar blocks)
-// shares one frames-below filter once it has chainSample frames, rather than
-// rebuilding it from the whole chain as it grows (a rebuild walks every
-// frame's IDs inside one block's Begin); that after a persist the next
-// chain's filter, built when its second frame begins, has room for as long a
-// chain; and that a short chain after them gets a small filter again.
-func TestChainFilterBuiltOnce(t *testing.T) {
+// TestChainIndexBuiltOnce checks that a chain of frames shares one index of
+// the frames below, each frame added once (a rebuild walks every frame's
+// changes inside one block's Begin); that after a persist the next chain's
+// index has room for as long a chain from its start (it never grows); that a
+// fork off an older frame gets an index of its own line; and that a short
+// chain after the long ones gets a small index again.
+func TestChainIndexBuiltOnce(t *testing.T) {
 	db := fiOpen(t, vertex.FormatV2, 0)
 	g := db.Begin()
 	for i := 0; i < 5000; i++ {
 		fiMust(t, g.UpdateAccount(fiAddr(i), fiAcc(uint64(i))))
 	}
 	fiMust(t, db.Persist(g, 1))
-	var from int
-	chain := func(block uint64, frames int) *Frame {
+	chain := func(block uint64, frames int, grows bool) []*Frame {
 		fr := db.Begin()
-		var filter *framestore.ChainFilter
+		var c *frameChain
+		var slots int
+		var line []*Frame
 		for b := 0; b < frames; b++ {
 			for i := 0; i < 200; i++ {
 				fiMust(t, fr.UpdateAccount(fiAddr((b*200+i*7)%5000), fiAcc(block+uint64(b))))
 			}
 			_, err := fr.StateRoot()
 			fiMust(t, err)
+			line = append(line, fr)
 			fr = fr.Begin()
 			switch {
-			case fr.below.filter == nil:
-				t.Fatal("a frame on a frame above the base has no frames-below filter")
-			case b == from:
-				filter = fr.below.filter
-			case b > from && fr.below.filter != filter:
-				t.Fatalf("frame %d of the chain built a new frames-below filter (want the one of frame %d)", b+1, from+1)
+			case fr.below.chain == nil:
+				t.Fatal("a frame on a frame above the base has no index of the frames below")
+			case b == 0:
+				c, slots = fr.below.chain, fr.below.chain.index.Slots()
+			case fr.below.chain != c:
+				t.Fatalf("frame %d of the chain built a new index (want the one of frame 1)", b+1)
+			case !grows && c.index.Slots() != slots:
+				t.Fatalf("frame %d of the chain grew the index from %d to %d slots", b+1, slots, c.index.Slots())
 			}
 		}
-		return fr
+		if len(c.frames) != frames {
+			t.Fatalf("index of %d frames, want %d", len(c.frames), frames)
+		}
+		return append(line, fr)
 	}
-	from = 2 * chainSample // the first chain has no earlier one to size it: doubling until then
-	tip := chain(2, 80)
-	fiMust(t, db.Persist(tip, 90))
-	from = 0
-	tip = chain(100, 80)
-	fiMust(t, db.Persist(tip, 190))
+	chain(2, 80, true) // the first chain has no earlier one to size it
+	line := chain(100, 80, false)
+	fork := line[40].Begin()
+	if fork.below.chain == line[41].below.chain {
+		t.Fatal("a fork off frame 41 shares the index of the line above it")
+	}
+	if got := len(fork.below.chain.frames); got != 41 {
+		t.Fatalf("the fork's index holds %d frames, want the 41 below it", got)
+	}
+	fiMust(t, db.Persist(line[80], 190))
 
 	// A chain of a few small frames after the long ones: the next chain's
-	// filter follows it, not the longest chain seen.
+	// index follows it, not the longest chain seen.
 	long := db.lastChainIDs
-	small := chain(300, 3)
-	fiMust(t, db.Persist(small, 310))
+	small := chain(300, 3, false)
+	fiMust(t, db.Persist(small[3], 310))
 	fr := db.Begin()
 	fiMust(t, fr.UpdateAccount(fiAddr(1), fiAcc(8)))
 	_, err := fr.StateRoot()
 	fiMust(t, err)
 	fr = fr.Begin()
-	if bits := fr.below.filter.Bits(); 8*bits > 16*long {
-		t.Fatalf("after a chain of 3 small frames, a filter of %d bits (a chain of %d IDs came before it)", bits, long)
+	if slots := fr.below.chain.index.Slots(); slots > 2*long {
+		t.Fatalf("after a chain of 3 small frames, an index of %d slots (a chain of %d IDs came before it)", slots, long)
 	}
 }

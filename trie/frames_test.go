@@ -135,11 +135,11 @@ func TestFramesNoAccount(t *testing.T) {
 }
 
 // TestFramesLongChain reads through chains longer than a persist cadence,
-// where a read that misses a frame asks the filter of the frames below it
-// (framestore.ChainFilter, shared down the line) before walking them: every
-// frame of an 80-frame chain, of a fork off frame 60 and of frames above
-// a frame persisted mid-chain (whose filters still name the folded
-// frames' IDs) must read its own state and hash to its model's root.
+// where a read that misses a frame asks the index of the frames below it
+// (framestore.ChainIndex, shared down the line) which frame holds the ID:
+// every frame of an 80-frame chain, of a fork off frame 60 and of frames
+// above a frame persisted mid-chain (whose index still names the folded
+// frames) must read its own state and hash to its model's root.
 func TestFramesLongChain(t *testing.T) {
 	trietest.EachFormat(t, func(t *testing.T, f vertex.Format) {
 		db := trietest.NewStore(t, trietest.Memory).Open(f)

@@ -1,0 +1,145 @@
+package trie
+
+import (
+	"github.com/hexstate/hexstate/trie/internal/framestore"
+	"github.com/hexstate/hexstate/vertex"
+)
+
+// ancestry answers, for a frame, which of the frames below it (down to the
+// persisted base, whose store is always empty) holds a vertex ID. The zero
+// ancestry says "none": a frame on the base. One with all set says "walk
+// them": a frame replayed from the journal, which walks its frames below for
+// every read rather than have Open index each of them (a frame begun on it
+// indexes the chain).
+type ancestry struct {
+	chain *frameChain
+	first vertex.ID // the lowest first fresh ID of the frames below; 0 when there are none
+	all   bool
+}
+
+// frameChain is the index of one line of unpersisted frames: which of them
+// (by seq) last changed each vertex ID. A frame begun on the line's newest
+// indexed frame (tip) shares it, and Begin on that frame's child adds the
+// child's changes: one index per line of frames, each frame's changes added
+// once, when its first child begins (it is sealed then, and its keys are
+// computed).
+//
+// A frame reads through the index only the entries of frames below it, those
+// with a seq lower than its own. The index holds one line: every entry below
+// a frame's seq is one of its ancestors' (a frame shares the index only when
+// begun on its tip, and later frames all have higher seqs). A fork off an
+// older frame starts an index of its own line, built from its frames.
+type frameChain struct {
+	index  *framestore.ChainIndex
+	frames []*Frame // frames[seq-first]: the frames added, oldest first
+	first  uint32   // seq of frames[0]
+	tip    *Frame   // the newest frame added
+}
+
+// at returns the frame added at seq.
+func (c *frameChain) at(seq uint32) *Frame { return c.frames[seq-c.first] }
+
+// add indexes the changes of fr, the child of the tip (or the first frame).
+func (c *frameChain) add(fr *Frame) {
+	if len(c.frames) == 0 {
+		c.first = fr.seq
+	}
+	framestore.Add(c.index, &fr.vtx, fr.seq)
+	c.frames = append(c.frames, fr)
+	c.tip = fr
+}
+
+// ancestryOf returns the ancestry of a new frame on parent, whose store is
+// complete (parent is sealed, or about to be, and its keys are computed). When
+// parent is the child of its line's index tip, it adds parent's changes to
+// that index (shared down the line); when a fork or a persist left that index
+// to another line or mostly to persisted frames, it indexes parent's chain
+// anew. Its caller, Begin, holds db.mu exclusively: adds never race with reads.
+//
+// Indexing a chain anew walks every frame's changes, all in one block's
+// Begin; it happens once per persist interval (a new chain starts with one
+// frame), at a fork, and when the frames persisted below a line outnumber
+// the live ones (a client persisting the bottom of a long chain). A new index
+// is sized for as many IDs as the last one held, so a chain of similar
+// blocks does not regrow it.
+//
+// A vertex a sealed frame gains later (a hash of it that copies an inherited
+// vertex into it to store its key) is not added: a read that misses it finds
+// the same vertex below, without the key.
+func ancestryOf(db *DB, parent *Frame) ancestry {
+	if parent == nil || parent == db.base {
+		return ancestry{}
+	}
+	a := ancestry{chain: parent.below.chain, first: parent.vtx.First()}
+	if parent.below.chain != nil {
+		a.first = min(a.first, parent.below.first)
+	}
+	c := a.chain
+	live := int(parent.seq - db.base.seq) // unpersisted frames from parent down
+	switch {
+	case c != nil && c.tip == parent:
+		return a // a sibling was begun on parent before: it is indexed
+	case c != nil && c.tip == parent.parent && len(c.frames) < 2*live:
+		c.add(parent)
+		db.lastChainIDs = c.index.Len()
+		return a
+	}
+	var line []*Frame // parent first, down to (not including) the base
+	n := 0
+	for f := parent; f != nil && f != db.base; f = f.parent {
+		line = append(line, f)
+		n += f.vtx.Len()
+		a.first = min(a.first, f.vtx.First()) // the frames' own: a replayed one has no chain
+	}
+	c = &frameChain{index: framestore.NewChainIndex(max(n, db.lastChainIDs+db.lastChainIDs/4))}
+	for i := len(line) - 1; i >= 0; i-- {
+		c.add(line[i])
+	}
+	a.chain = c
+	db.lastChainIDs = c.index.Len()
+	return a
+}
+
+// inChain returns vertex id as fr's frames hold it (nil: deleted) and
+// whether they hold it at all (else the persisted state decides).
+func (fr *Frame) inChain(id vertex.ID) (*node, bool) {
+	if v, ok := fr.vtx.Lookup(id); ok {
+		return v, true
+	}
+	if c := fr.below.chain; c != nil {
+		seq, ok := c.index.Get(id)
+		switch {
+		case ok && seq < fr.seq:
+			if f := c.at(seq); f.state == live {
+				return f.vtx.Lookup(id)
+			}
+			return nil, false // persisted since: the base or the pending write has it
+		case !ok && id < fr.below.first:
+			return nil, false
+		}
+		// Held only by fr's descendants or siblings, or a fresh ID of a
+		// frame below that no vertex holds (a deletion within its frame):
+		// walk.
+	} else if !fr.below.all {
+		return nil, false
+	}
+	for f := fr.parent; f != nil; f = f.parent {
+		if v, ok := f.vtx.Lookup(id); ok {
+			return v, true
+		}
+	}
+	return nil, false
+}
+
+// mayHold reports whether a frame below (for a pending write: a frame it
+// folded below its newest) may hold id.
+func (a *ancestry) mayHold(id vertex.ID) bool {
+	if a.chain == nil {
+		return a.all
+	}
+	if id >= a.first {
+		return true
+	}
+	_, ok := a.chain.index.Get(id)
+	return ok
+}

@@ -1,0 +1,46 @@
+package framestore
+
+import (
+	"testing"
+
+	"github.com/hexstate/hexstate/vertex"
+)
+
+// TestChainIndex: every change of a store added is found with its frame's
+// seq, a later frame's seq replaces an earlier one's, deletions (nil older
+// vertices) are indexed, unset fresh slots are not, and the table grows past
+// the size it was made for without losing an entry.
+func TestChainIndex(t *testing.T) {
+	x := NewChainIndex(16)
+	var stores []Store[int]
+	for f := 0; f < 20; f++ {
+		s := New[int](vertex.ID(1_000_000 * (f + 1)))
+		for i := 0; i < 500; i++ {
+			s.Set(vertex.ID(1+(f*37+i*13)%3000), new(int)) // older IDs, overlapping between frames
+		}
+		s.Set(vertex.ID(4000+f), nil) // an older vertex deleted
+		s.Set(s.First()+2, new(int))  // fresh; s.First() and s.First()+1 stay unset
+		stores = append(stores, s)
+		Add(x, &stores[f], uint32(f+1))
+	}
+	want := map[vertex.ID]uint32{}
+	for f := range stores {
+		stores[f].Each(func(id vertex.ID, _ *int) { want[id] = uint32(f + 1) })
+	}
+	if x.Len() != len(want) {
+		t.Fatalf("Len = %d, want %d", x.Len(), len(want))
+	}
+	for id, seq := range want {
+		if got, ok := x.Get(id); !ok || got != seq {
+			t.Fatalf("Get(%d) = %d, %v; want %d (the newest frame holding it)", id, got, ok, seq)
+		}
+	}
+	for _, id := range []vertex.ID{3001, 3999, 1_000_000, 1_000_001, 99_000_000} {
+		if seq, ok := x.Get(id); ok {
+			t.Fatalf("Get(%d) = %d, true for an ID no frame holds", id, seq)
+		}
+	}
+	if x.Slots() < 2*x.Len() {
+		t.Fatalf("%d IDs in %d slots: more than half full", x.Len(), x.Slots())
+	}
+}
