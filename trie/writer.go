@@ -239,24 +239,40 @@ func (db *DB) write(p *pendingWrite, done chan struct{}) {
 	}
 	// p still shadows the cache for its IDs, so the cache can be brought up to
 	// date before p is dropped, without holding db.mu.
-	hot := p.cached
-	var pace pacer
-	for _, r := range p.batch.Puts {
-		pace.tick()
-		if len(hot) > 0 && hot[0].ID == r.ID {
-			r, hot = hot[0], hot[1:]
-		}
-		db.cache.Put(r.ID, r.Rec)
-	}
-	for _, id := range p.batch.Deletes {
-		db.cache.Remove(id)
-	}
+	db.updateCache(p)
 	db.leaves.landed(p.batch)
 	db.mu.Lock()
 	db.pending = nil
 	db.stored = stored{block: p.block, root: p.root}
 	db.mu.Unlock()
 	db.trimJournal(p.key)
+}
+
+// cacheRun is how many records the writer hands the cache at a time: each
+// shard's lock is then held for ~cacheRun/16 records, a fraction of a
+// millisecond, before the writer yields.
+const cacheRun = 4096
+
+// updateCache puts the records p wrote into the cache (those of p.cached
+// instead where it has them) and drops the IDs it deleted, cacheRun at a
+// time, yielding between runs.
+func (db *DB) updateCache(p *pendingWrite) {
+	hot, puts, dels := p.cached, p.batch.Puts, p.batch.Deletes
+	run := make([]vertex.Record, 0, min(cacheRun, len(puts)))
+	for len(puts) > 0 || len(dels) > 0 {
+		run = run[:0]
+		for _, r := range puts[:min(cacheRun, len(puts))] {
+			if len(hot) > 0 && hot[0].ID == r.ID {
+				r, hot = hot[0], hot[1:]
+			}
+			run = append(run, r)
+		}
+		puts = puts[len(run):]
+		d := dels[:min(cacheRun-len(run), len(dels))]
+		dels = dels[len(d):]
+		db.cache.PutAll(run, d)
+		runtime.Gosched()
+	}
 }
 
 // settle waits for the write in flight, if any. It returns the error of a

@@ -128,3 +128,37 @@ func TestCacheCorruptRecordDropped(t *testing.T) {
 		t.Fatal("a record that failed to decode stays cached")
 	}
 }
+
+// TestCachePutAll: PutAll leaves the cache as Put of each record and then
+// Remove of each deleted ID would: new versions replace cached ones, new IDs
+// are added, deleted IDs are gone, IDs in neither keep their records.
+func TestCachePutAll(t *testing.T) {
+	c := New(8 << 20)
+	for id := vertex.ID(1); id <= 3000; id++ {
+		c.Put(id, ciRecord(fmt.Sprint("old", id)))
+	}
+	var recs []vertex.Record
+	for id := vertex.ID(2); id <= 4000; id += 2 {
+		recs = append(recs, vertex.Record{ID: id, Rec: ciRecord(fmt.Sprint("new", id))})
+	}
+	var deleted []vertex.ID
+	for id := vertex.ID(3); id <= 3000; id += 6 {
+		deleted = append(deleted, id)
+	}
+	c.PutAll(recs, deleted)
+	for id := vertex.ID(1); id <= 4000; id++ {
+		var want []byte
+		switch {
+		case id%2 == 0:
+			want = ciRecord(fmt.Sprint("new", id))
+		case id%6 == 3 || id > 3000:
+		default:
+			want = ciRecord(fmt.Sprint("old", id))
+		}
+		var got []byte
+		ok, err := c.Get(id, func(rec []byte) error { got = bytes.Clone(rec); return nil })
+		if err != nil || ok != (want != nil) || !bytes.Equal(got, want) {
+			t.Fatalf("ID %d: Get = %v, %v, %q; want %q", id, ok, err, got, want)
+		}
+	}
+}
