@@ -60,12 +60,13 @@ func (fr *Frame) enter(k useKind, op string) error {
 
 // leave ends a call enter(k) let in: after a write, builds with the
 // `invariants` tag check the frame (see assertInvariants); then it releases
-// what enter took.
+// what enter took, also when the check panics (so that the panic does not
+// leave the database locked for the deferred Close of whoever recovers).
 func (fr *Frame) leave(k useKind) {
+	defer fr.release(k)
 	if k == useWrite {
 		fr.assertInvariants("after a write")
 	}
-	fr.release(k)
 }
 
 // release releases what enter(k) took.

@@ -118,6 +118,9 @@ func TestCorruptReferences(t *testing.T) {
 }
 
 func TestMissingStorageRoot(t *testing.T) {
+	if trietest.InvariantChecks {
+		t.Skip("writes through a store missing a vertex, which the invariants build's check after every write reports by panicking")
+	}
 	mem := trie.NewMemoryBackend()
 	db, _ := trie.Open(mem, nil)
 	fr := db.Begin()
