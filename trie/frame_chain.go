@@ -70,12 +70,15 @@ func ancestryOf(db *DB, parent *Frame) ancestry {
 	if parent == nil || parent == db.base {
 		return ancestry{}
 	}
+	if parent.check(false) != nil {
+		return ancestry{all: true} // stale: its reads fail anyway; index nothing
+	}
 	a := ancestry{chain: parent.below.chain, first: parent.vtx.First()}
 	if parent.below.chain != nil {
 		a.first = min(a.first, parent.below.first)
 	}
 	c := a.chain
-	live := int(parent.seq - db.base.seq) // unpersisted frames from parent down
+	live := int(parent.seq - db.base.seq) // unpersisted frames from parent down (parent descends from the base)
 	switch {
 	case c != nil && c.tip == parent:
 		return a // a sibling was begun on parent before: it is indexed
@@ -86,6 +89,7 @@ func ancestryOf(db *DB, parent *Frame) ancestry {
 	}
 	var line []*Frame // parent first, down to (not including) the base
 	n := 0
+	a.first = parent.vtx.First() // of the live frames only: the folded ones' IDs are persisted
 	for f := parent; f != nil && f != db.base; f = f.parent {
 		line = append(line, f)
 		n += f.vtx.Len()
@@ -95,6 +99,10 @@ func ancestryOf(db *DB, parent *Frame) ancestry {
 	for i := len(line) - 1; i >= 0; i-- {
 		c.add(line[i])
 	}
+	// parent's own reads may use the new index too (it holds parent's
+	// ancestors below parent's seq), and so a second child begun on parent
+	// shares it instead of indexing the chain again.
+	parent.below.chain = c
 	a.chain = c
 	db.lastChainIDs = c.index.Len()
 	return a

@@ -304,6 +304,9 @@ func TestChainIndexBuiltOnce(t *testing.T) {
 	if got := len(fork.below.chain.frames); got != 41 {
 		t.Fatalf("the fork's index holds %d frames, want the 41 below it", got)
 	}
+	if fork2 := line[40].Begin(); fork2.below.chain != fork.below.chain {
+		t.Fatal("a second fork off frame 41 indexed the chain again")
+	}
 	fiMust(t, db.Persist(line[80], 190))
 
 	// A chain of a few small frames after the long ones: the next chain's
@@ -318,5 +321,44 @@ func TestChainIndexBuiltOnce(t *testing.T) {
 	fr = fr.Begin()
 	if slots := fr.below.chain.index.Slots(); slots > 2*long {
 		t.Fatalf("after a chain of 3 small frames, an index of %d slots (a chain of %d IDs came before it)", slots, long)
+	}
+}
+
+// TestChainIndexLaggingPersist follows a client that keeps 8 frames
+// unpersisted and persists the oldest after every block: the line's index is
+// built anew once its persisted frames outnumber the live ones (so it stays
+// within about twice the live frames), and the lowest fresh ID a read must
+// walk for rises with the base at each rebuild instead of staying at the
+// first frame's.
+func TestChainIndexLaggingPersist(t *testing.T) {
+	db := fiOpen(t, vertex.FormatV2, 0)
+	fr := db.Begin()
+	var line []*Frame
+	var firsts []vertex.ID // each frame's first fresh ID (a persist empties its store)
+	for b := 0; b < 60; b++ {
+		for i := 0; i < 50; i++ {
+			fiMust(t, fr.UpdateAccount(fiAddr(b*50+i), fiAcc(uint64(b))))
+		}
+		_, err := fr.StateRoot()
+		fiMust(t, err)
+		line = append(line, fr)
+		firsts = append(firsts, fr.vtx.First())
+		if b >= 8 {
+			fiMust(t, db.Persist(line[b-8], uint64(b-7)))
+		}
+		fr = fr.Begin()
+		if c := fr.below.chain; c != nil && len(c.frames) > 2*9+1 {
+			t.Fatalf("block %d: the index holds %d frames for 9 live ones", b, len(c.frames))
+		}
+	}
+	// Since the last rebuild (at most twice the live frames ago).
+	if low := firsts[len(line)-2*9]; fr.below.first < low {
+		t.Fatalf("reads walk for fresh IDs from %d, below the first of frame %d of %d (%d)", fr.below.first, len(line)-2*9, len(line), low)
+	}
+	if err := fr.UpdateAccount(fiAddr(1), fiAcc(99)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fr.StateRoot(); err != nil {
+		t.Fatal(err)
 	}
 }

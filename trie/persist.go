@@ -112,7 +112,10 @@ func (db *DB) persistLocked(fr *Frame, block uint64) (built bool, err error) {
 		built = built || f.built
 	}
 	for _, f := range chain[1:] {
+		// A folded frame stays reachable from the index of its line
+		// (frame_chain.go) until that line is indexed anew: drop what it held.
 		f.state, f.vtx = folded, vertexStore{}
+		f.arena, f.slab, f.accSlab, f.removed, f.h = nil, nil, nil, removals{}, hasher{fr: f}
 	}
 	db.base.state = folded
 	fr.parent, fr.vtx, fr.sealed, fr.below = nil, newVertexStore(^vertex.ID(0)), true, ancestry{}

@@ -1,8 +1,11 @@
 // Package framestore holds the vertices one frame of a trie database changed,
-// by vertex ID: the IDs the frame allocated itself in a slice, older ones in a
-// map behind a small Bloom filter, so that a read falling through a long chain
-// of frames costs little at each frame it passes.
+// by vertex ID (Store: the IDs the frame allocated itself in a slice, older
+// ones in a map behind a small Bloom filter), and the index of a line of
+// frames (ChainIndex: each ID the frames hold, with the position of the
+// newest frame holding it), so that a read of a vertex an earlier frame
+// changed goes to that frame directly instead of asking every frame between.
 //
 // A Store is not safe for concurrent use, except that after Extend several
-// goroutines may SetSized different IDs.
+// goroutines may SetSized different IDs. A ChainIndex is safe for concurrent
+// Gets, not for an Add beside them.
 package framestore

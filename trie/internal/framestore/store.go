@@ -13,11 +13,12 @@ import "github.com/hexstate/hexstate/vertex"
 // slots), so the map stays small; a standalone Trie keeps only its root (vertex
 // 1, which predates its one frame) in the map.
 //
-// A read that misses in a frame goes on to its parent, so a read of a persisted
-// vertex through a chain of 64 unpersisted frames asks 64 maps, each a cache
-// miss. filter, a small Bloom filter over the keys of old (16 bits per key, two
-// probes), answers most of those misses from a few KiB that stay in the CPU
-// cache.
+// A read that misses in a frame asks the index of the frames below it
+// (ChainIndex), or, where a frame has none, goes on to its parent: a read of a
+// persisted vertex through 64 unindexed frames asks 64 maps, each a cache
+// miss. filter, a small Bloom filter over the keys of old (16 bits per key,
+// two probes), answers most of those misses from a few KiB that stay in the
+// CPU cache.
 type Store[V any] struct {
 	old    map[vertex.ID]*V
 	first  vertex.ID

@@ -47,7 +47,7 @@ const (
 )
 
 type cacheShard struct {
-	mu     sync.RWMutex         // Get shares it; Put, Remove and eviction take it alone
+	mu     sync.RWMutex         // Get shares it; Put, PutAll and eviction take it alone
 	idx    map[vertex.ID]uint64 // ring offset of the entry holding id's record
 	chunks [][]byte             // the ring; each chunk's length is its fill
 	chunk  int                  // bytes per chunk
@@ -246,14 +246,6 @@ func (s *cacheShard) recycle(ci int) {
 	}
 	s.bytes -= len(ch)
 	s.chunks[ci] = ch[:0]
-}
-
-// Remove drops id from the cache.
-func (c *Cache) Remove(id vertex.ID) {
-	s := c.shard(id)
-	s.mu.Lock()
-	delete(s.idx, id)
-	s.mu.Unlock()
 }
 
 // Stats reports the cache's counters and size.

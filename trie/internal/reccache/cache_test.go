@@ -55,7 +55,7 @@ func TestCacheReplaceInPlace(t *testing.T) {
 	if st := c.Stats(); st.Entries != 1 || st.Bytes <= held {
 		t.Fatalf("stats after a larger update: %+v (held %d before)", st, held)
 	}
-	c.Remove(7)
+	c.PutAll(nil, []vertex.ID{7})
 	if got := ciGet(t, c, 7); got != "" || c.Contains(7) {
 		t.Fatalf("removed id still cached: %q", got)
 	}
@@ -130,7 +130,7 @@ func TestCacheCorruptRecordDropped(t *testing.T) {
 }
 
 // TestCachePutAll: PutAll leaves the cache as Put of each record and then
-// Remove of each deleted ID would: new versions replace cached ones, new IDs
+// a removal of each deleted ID would: new versions replace cached ones, new IDs
 // are added, deleted IDs are gone, IDs in neither keep their records.
 func TestCachePutAll(t *testing.T) {
 	c := New(8 << 20)
