@@ -20,3 +20,16 @@ func TestBackendConformance(t *testing.T) {
 		return s
 	})
 }
+
+// TestBackendConformanceIngested runs the suite with every batch that can be
+// written as ingested SST files written that way (Options.IngestBytes 1).
+func TestBackendConformanceIngested(t *testing.T) {
+	backendtest.RunDurable(t, func(t *testing.T, dir string) trie.Backend {
+		s, err := rocks.Open(dir, &rocks.Options{BlockCacheBytes: 8 << 20, WriteBufferBytes: 1 << 20, BackgroundJobs: 2, IngestBytes: 1})
+		if err != nil {
+			t.Fatalf("rocks.Open(%s): %v", dir, err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	})
+}

@@ -91,7 +91,7 @@ func TestCrashLoad(t *testing.T) {
 			}
 			const kills = 12 // at random moments; then one run that completes the load
 			for k := 0; k <= kills; k++ {
-				cmd, out := crashStart(t, "TestCrashLoadChild", crashEnvDir+"="+dir, crashEnvFormat+"="+strconv.Itoa(int(f)), crashEnvDone+"="+done)
+				cmd, out := crashStart(t, k, "TestCrashLoadChild", crashEnvDir+"="+dir, crashEnvFormat+"="+strconv.Itoa(int(f)), crashEnvDone+"="+done)
 				if k < kills {
 					time.Sleep(time.Duration(5+rng.Intn(40+40*k)) * slow * time.Millisecond) // later and later
 				} else {

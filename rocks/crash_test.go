@@ -41,6 +41,10 @@ const (
 	crashEnvLog    = "HEXSTATE_CRASH_LOG"
 	crashEnvFormat = "HEXSTATE_CRASH_FORMAT"
 	crashEnvMode   = "HEXSTATE_CRASH_MODE"
+	// crashEnvIngest set makes a child write every sorted batch as ingested
+	// SST files (rocks.Options.IngestBytes 1); crashStart sets it for every
+	// other child, so that one directory sees both write paths in turn.
+	crashEnvIngest = "HEXSTATE_CRASH_INGEST"
 )
 
 // crashApply applies block b's changes to fr (and to the models, when not nil).
@@ -62,8 +66,15 @@ func crashApply(t testing.TB, mode string, fr *trie.Frame, b uint64, m trietest.
 	}
 }
 
+// crashRocksOptions are the options of the crash tests' stores, children and
+// parents alike: small memtables, and in a child started with crashEnvIngest
+// every sorted batch ingested.
 func crashRocksOptions() *rocks.Options {
-	return &rocks.Options{BlockCacheBytes: 4 << 20, WriteBufferBytes: 1 << 20, BackgroundJobs: 2}
+	o := &rocks.Options{BlockCacheBytes: 4 << 20, WriteBufferBytes: 1 << 20, BackgroundJobs: 2}
+	if os.Getenv(crashEnvIngest) != "" {
+		o.IngestBytes = 1
+	}
+	return o
 }
 
 // TestCrashChild is the child process of TestCrash; it is skipped unless
@@ -179,7 +190,7 @@ func crashRun(t *testing.T, mode string, f vertex.Format, kills, maxSleep int) {
 	var prev uint64
 	midPersist := 0
 	for k := 0; k < kills; k++ {
-		cmd, out := crashStart(t, "TestCrashChild", crashEnvDir+"="+dir, crashEnvLog+"="+logPath,
+		cmd, out := crashStart(t, k, "TestCrashChild", crashEnvDir+"="+dir, crashEnvLog+"="+logPath,
 			crashEnvFormat+"="+strconv.Itoa(int(f)), crashEnvMode+"="+mode)
 		time.Sleep(time.Duration(5+rng.IntN(maxSleep-4)) * time.Millisecond)
 		crashKill(t, k, cmd, out)
@@ -226,14 +237,17 @@ func crashRun(t *testing.T, mode string, f vertex.Format, kills, maxSleep int) {
 	}
 }
 
-// crashStart starts this test binary again as a child process that runs only
-// the test named test, with env added to its environment; out collects its
-// output.
-func crashStart(t *testing.T, test string, env ...string) (cmd *exec.Cmd, out *bytes.Buffer) {
+// crashStart starts this test binary again as the child of kill k, a process
+// that runs only the test named test, with env added to its environment (and
+// crashEnvIngest for odd k); out collects its output.
+func crashStart(t *testing.T, k int, test string, env ...string) (cmd *exec.Cmd, out *bytes.Buffer) {
 	t.Helper()
 	out = new(bytes.Buffer)
 	cmd = exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.count=1")
 	cmd.Env = append(os.Environ(), env...)
+	if k%2 == 1 {
+		cmd.Env = append(cmd.Env, crashEnvIngest+"=1")
+	}
 	cmd.Stdout, cmd.Stderr = out, out
 	trietest.Must(t, cmd.Start(), "starting the child")
 	return cmd, out

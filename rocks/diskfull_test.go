@@ -1,6 +1,7 @@
 package rocks_test
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -323,5 +324,61 @@ func TestDiskFullMigrate(t *testing.T) {
 	defer ddb.Close()
 	if got := trietest.DBRoot(t, ddb); got != want || ddb.Block() != 42 {
 		t.Fatalf("migrated store at block %d root %v, want block 42 root %v", ddb.Block(), got, want)
+	}
+}
+
+// TestDiskFullIngest: a large sorted batch whose SST files do not fit (the
+// guard disabled, so that the files' writer meets the full disk) fails with
+// a refused *NoSpaceError, leaves no file of its own behind and nothing in
+// the store, and the same Write succeeds once space is freed, also after a
+// reopen.
+func TestDiskFullIngest(t *testing.T) {
+	if os.Getenv(diskFullEnvDir) != "" || os.Getenv(walEnvDir) != "" {
+		t.Skip("in a child process")
+	}
+	mnt := mountTmpfs(t, "64m")
+	dir := filepath.Join(mnt, "db")
+	opts := diskFullOptions()
+	opts.ReserveBytes, opts.IngestBytes, opts.NoCompression = -1, 1<<20, true
+	st, err := rocks.Open(dir, opts)
+	trietest.Must(t, err, "Open")
+	val := bytes.Repeat([]byte{0xab}, 500)
+	b := &vertex.Batch{Admin: []byte("admin")}
+	for id := vertex.ID(1); id <= 8_000; id++ { // ~4 MB: ingested
+		b.Puts = append(b.Puts, vertex.Record{ID: id, Rec: val})
+	}
+	filler := fill(t, mnt, 1<<20)
+	err = st.Write(b)
+	var nse *rocks.NoSpaceError
+	if !errors.As(err, &nse) || !nse.Refused || !errors.Is(err, rocks.ErrNoSpace) {
+		t.Fatalf("Write of a 4 MB batch with 1 MB free: %v, want a refused *NoSpaceError", err)
+	}
+	t.Logf("Write: %v", err)
+	ents, err := os.ReadDir(dir)
+	trietest.Must(t, err, "ReadDir")
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), "hexstate-ingest-") {
+			t.Errorf("the failed write left %s behind", e.Name())
+		}
+	}
+	if rec, err := st.Vertex(1); err != nil || rec != nil {
+		t.Fatalf("vertex 1 after the failed write: %x, %v; want none", rec, err)
+	}
+	trietest.Must(t, os.Remove(filler), "removing the filler")
+	trietest.Must(t, st.Write(b), "Write retried after freeing space")
+	trietest.Must(t, st.Close(), "Close")
+
+	st, err = rocks.Open(dir, opts)
+	trietest.Must(t, err, "reopen")
+	defer st.Close()
+	for _, id := range []vertex.ID{1, 4_000, 8_000} {
+		rec, err := st.Vertex(id)
+		trietest.Must(t, err, "Vertex(%d)", id)
+		if !bytes.Equal(rec, val) {
+			t.Fatalf("vertex %d after the reopen: %d bytes, want the batch's %d", id, len(rec), len(val))
+		}
+	}
+	if adm, err := st.Admin(); err != nil || string(adm) != "admin" {
+		t.Fatalf("admin record after the reopen: %q, %v", adm, err)
 	}
 }

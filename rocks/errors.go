@@ -111,9 +111,11 @@ func openErr(path string, kind error, found, hint string, cause error) *OpenErro
 // NoSpaceError is the error of a Write that the store's file system had no
 // room for; errors.Is(err, ErrNoSpace) holds for it.
 //
-// Refused means the free-space guard turned the write down before RocksDB saw
-// it: nothing was written and the store is healthy, so the same Write can be
-// retried once space is freed. Otherwise RocksDB itself ran out of space (the
+// Refused means the write was turned down before RocksDB's database saw it:
+// by the free-space guard, or because the SST files of a large batch (see
+// Options.IngestBytes) could not be built (Cause says why). Nothing was
+// written and the store is healthy, so the same Write can be retried once
+// space is freed. Otherwise RocksDB itself ran out of space (the
 // guard was disabled, or something else filled the disk faster than the guard
 // could see); the store then refuses every further Write with this error
 // without calling RocksDB (whose write path must not be used after it failed
@@ -122,14 +124,18 @@ func openErr(path string, kind error, found, hint string, cause error) *OpenErro
 // again.
 type NoSpaceError struct {
 	Dir     string // the store's directory
-	Refused bool   // the guard refused the write; RocksDB never saw it
-	Avail   uint64 // bytes available to the store when the write was refused (guard only)
+	Refused bool   // the write was turned down before RocksDB's database saw it
+	Avail   uint64 // bytes available to the store when the guard refused the write (guard only)
 	Need    uint64 // bytes the guard wanted available: the batch plus Options.ReserveBytes (guard only)
-	Cause   error  // RocksDB's error, when RocksDB ran out of space
+	Cause   error  // the error of RocksDB, or of building a batch's SST files
 }
 
 // Error says which store ran out of space, by how much, and what to do.
 func (e *NoSpaceError) Error() string {
+	if e.Refused && e.Cause != nil {
+		return fmt.Sprintf("rocks: no space left on device for the store in %q to build a batch's files (%v); "+
+			"nothing was written: free space and retry", e.Dir, e.Cause)
+	}
 	if e.Refused {
 		return fmt.Sprintf("rocks: no space left on device for the store in %q: %d bytes available, a write needs %d "+
 			"(the batch plus the reserve kept for RocksDB's flushes and compactions); nothing was written: free space and retry",

@@ -97,7 +97,7 @@ func TestJournalCrash(t *testing.T) {
 	var prevTip uint64
 	recoveredAcrossPersist, recoveredMax := 0, 0
 	for k := 0; k < kills; k++ {
-		cmd, out := crashStart(t, "TestJournalCrashChild", journalCrashEnvDir+"="+dir, journalCrashEnvLog+"="+logPath)
+		cmd, out := crashStart(t, k, "TestJournalCrashChild", journalCrashEnvDir+"="+dir, journalCrashEnvLog+"="+logPath)
 		time.Sleep(time.Duration(100+rng.IntN(maxSleep)) * time.Millisecond)
 		crashKill(t, k, cmd, out)
 

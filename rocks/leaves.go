@@ -145,12 +145,9 @@ func (s *Store) EachLeaf(start []byte, fn func(key, val []byte) error) error {
 // shorter than it or sorts below it (keys are at most 64 bytes).
 var leafSpan = slices.Repeat([]byte{0xff}, 65)
 
-// fillLeaves adds b's leaf-index changes to wb, in the order Batch specifies.
-func (s *Store) fillLeaves(r *batchRep, b *vertex.Batch) {
-	if s.cfLeaves == nil {
-		return // read-only: Write refuses before this
-	}
-	cf := s.cfLeaves.ID()
+// fillLeaves adds b's leaf-index changes to r as records of column family
+// cf, in the order Batch specifies.
+func fillLeaves(r *batchRep, cf uint32, b *vertex.Batch) {
 	if b.LeafReset {
 		r.delRange(cf, nil, leafSpan)
 	}

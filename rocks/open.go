@@ -263,6 +263,10 @@ func openDB(dir string, o Options, mode openMode) (*Store, error) {
 	s.wo.SetSync(o.Sync)
 	if !o.ReadOnly {
 		s.space = newSpace(dir, uint64(max(o.ReserveBytes, 0)))
+		if err := removeIngestLeftovers(dir); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("rocks: remove unfinished batch files in %q: %w", dir, err)
+		}
 	}
 
 	if create {

@@ -24,6 +24,8 @@ const (
 	// DefaultMetadataBlock is the target size of an index or filter partition
 	// when the index is partitioned (Options.FlatIndex false).
 	DefaultMetadataBlock = 4 << 10
+	// DefaultIngestBytes is the default Options.IngestBytes (16 MiB).
+	DefaultIngestBytes = 16 << 20
 )
 
 // Options configures Open. A nil *Options, and every zero field, means the
@@ -81,6 +83,15 @@ type Options struct {
 	// once a store asks for it, every RocksDB database of the process runs its
 	// background work that way.
 	LowPriorityBackground bool
+
+	// IngestBytes is the batch size (its records, keys and values) from which
+	// Write builds the batch as SST files and ingests them, instead of writing
+	// it to the write-ahead log and the memtables: one persist of many blocks
+	// then costs RocksDB no log record, no skiplist inserts and no flush later
+	// (docs/design.md, "Large batches as ingested files"). Smaller batches, and
+	// batches whose keys are not in order, take the write-ahead log. Default
+	// 16 MiB; a negative value never ingests.
+	IngestBytes int64
 
 	// Sync makes every Write fsync the write-ahead log before returning. Without
 	// it (the default) a Write survives a crash of the process (SIGKILL, panic)
@@ -141,6 +152,7 @@ func DefaultOptions() Options {
 		MaxOpenFiles:     DefaultMaxOpenFiles,
 		BackgroundJobs:   max(2, runtime.GOMAXPROCS(0)),
 		ReserveBytes:     2 * WriteBuffers * DefaultWriteBufferBytes,
+		IngestBytes:      DefaultIngestBytes,
 	}
 }
 
@@ -171,6 +183,9 @@ func (o *Options) withDefaults() Options {
 	}
 	if r.ReserveBytes == 0 {
 		r.ReserveBytes = int64(2 * WriteBuffers * r.WriteBufferBytes)
+	}
+	if r.IngestBytes == 0 {
+		r.IngestBytes = d.IngestBytes
 	}
 	return r
 }

@@ -188,6 +188,28 @@ func (sp *space) fail(err error) error {
 	return &NoSpaceError{Dir: sp.dir, Cause: err}
 }
 
+// ingestFailed turns an out-of-space error of a write by ingested files
+// into a *NoSpaceError: Refused when RocksDB's database never saw the files
+// (building them failed, or the ingestion refused them before it began),
+// since the same write then succeeds once space is freed; anything else is
+// treated as RocksDB's own (fail). Other errors are returned as they are.
+func (sp *space) ingestFailed(err error) error {
+	if !isNoSpace(err) {
+		return err
+	}
+	var built *ingestBuildError
+	if errors.As(err, &built) {
+		if sp != nil {
+			sp.release()
+		}
+		return &NoSpaceError{Dir: built.dir, Refused: true, Cause: err}
+	}
+	if sp == nil {
+		return err
+	}
+	return sp.fail(err)
+}
+
 // isNoSpace reports whether err (from the OS or RocksDB) says the file system
 // is full. RocksDB's errors reach Go as text: an IOError with the NoSpace
 // subcode reads "IO error: No space left on device: ...".

@@ -40,6 +40,7 @@ type Store struct {
 	walDamage *WALDamage // what a salvaging Open dropped; nil when nothing
 
 	pointReads, rangeReads, records, leafReads atomic.Uint64
+	ingested                                   atomic.Uint64 // Writes that went in as ingested files
 }
 
 // Dir returns the directory the store was opened in.
@@ -157,7 +158,9 @@ func (s *Store) Admin() ([]byte, error) {
 // record when b.Admin is not nil), so after a crash the store holds all of b or
 // none of it. A record that is both put and deleted in b ends up deleted.
 // With Options.Sync the write-ahead log is fsynced before Write returns. A nil
-// or empty b writes nothing.
+// or empty b writes nothing. A batch of at least Options.IngestBytes in key
+// order is written instead as SST files ingested in one atomic step (no
+// write-ahead log; durable when Write returns), with the same result.
 //
 // When the file system cannot take b and keep Options.ReserveBytes free,
 // Write writes nothing and returns a *NoSpaceError (errors.Is ErrNoSpace) with
@@ -176,6 +179,14 @@ func (s *Store) Write(b *vertex.Batch) error {
 	defer s.wmu.Unlock()
 	if err := s.space.check(b); err != nil {
 		return fmt.Errorf("rocks: write batch (%d puts, %d deletes): %w", len(b.Puts), len(b.Deletes), err)
+	}
+	if s.ingestable(b) {
+		if err := s.writeIngest(b); err != nil {
+			return fmt.Errorf("rocks: write batch (%d puts, %d deletes) as SST files: %w", len(b.Puts), len(b.Deletes), s.space.ingestFailed(err))
+		}
+		s.ingested.Add(1)
+		s.ranges.invalidate()
+		return nil
 	}
 	s.fill(b)
 	wb := grocksdb.WriteBatchFrom(s.rep.bytes())
@@ -211,7 +222,9 @@ func (s *Store) fill(b *vertex.Batch) {
 	if b.Admin != nil {
 		r.put(s.cfAdmin.ID(), adminKey, b.Admin)
 	}
-	s.fillLeaves(r, b)
+	if s.cfLeaves != nil { // nil only when read-only: Write refuses before this
+		fillLeaves(r, s.cfLeaves.ID(), b)
+	}
 }
 
 // Stats returns the reads served since Open: Vertex calls (PointReads),

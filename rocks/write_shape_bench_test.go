@@ -28,6 +28,8 @@ import (
 //	HEXSTATE_WRITESHAPE_RECORDS  prefilled records (default 2,600,000)
 //	HEXSTATE_WRITESHAPE_REPS     rounds over all variants (default 2); round r>0
 //	                             names its sub-benchmarks "variant#0r"
+//	HEXSTATE_WRITESHAPE_BATCH    records per batch (default 17,600; a 64-block
+//	                             persist of trie-bench's 1M-account state writes ~700,000)
 //
 // Run with e.g.
 //
@@ -43,6 +45,7 @@ import (
 func BenchmarkWriteShape(b *testing.B) {
 	records := envInt(b, "HEXSTATE_WRITESHAPE_RECORDS", 2_600_000)
 	reps := envInt(b, "HEXSTATE_WRITESHAPE_REPS", 2)
+	batchRecords := envInt(b, "HEXSTATE_WRITESHAPE_BATCH", 17_600)
 	base := filepath.Join(b.TempDir(), "base")
 	t0 := time.Now()
 	prefillWriteShape(b, base, records)
@@ -56,15 +59,12 @@ func BenchmarkWriteShape(b *testing.B) {
 
 	for rep := 0; rep < reps; rep++ {
 		for _, v := range writeShapeVariants {
-			b.Run(v.name, func(b *testing.B) { runWriteShape(b, base, pool, v) })
+			b.Run(v.name, func(b *testing.B) { runWriteShape(b, base, pool, v, batchRecords) })
 		}
 	}
 }
 
-const (
-	wsBatchRecords = 17_600
-	wsMaxID        = 3_000_000
-)
+const wsMaxID = 3_000_000
 
 // wsVariant is one configuration: opts changes the store options, wo the write
 // options after Open. mode picks how a batch reaches RocksDB.
@@ -195,7 +195,7 @@ func wsValueSize(rng *rand.Rand) int {
 	return 300 + int(rng.UintN(301))
 }
 
-func runWriteShape(b *testing.B, base string, pool []byte, v wsVariant) {
+func runWriteShape(b *testing.B, base string, pool []byte, v wsVariant, batchRecords int) {
 	dir := filepath.Join(b.TempDir(), "db")
 	if err := cloneStoreDir(base, dir); err != nil {
 		b.Fatal(err)
@@ -216,7 +216,7 @@ func runWriteShape(b *testing.B, base string, pool []byte, v wsVariant) {
 	syscall.Sync() // write back the previous variant's files before timing
 	rng := rand.New(rand.NewPCG(5, 6))
 	seen := make([]uint64, wsMaxID/64+1)
-	batch := vertex.Batch{Admin: make([]byte, 120), Puts: make([]vertex.Record, wsBatchRecords)}
+	batch := vertex.Batch{Admin: make([]byte, 120), Puts: make([]vertex.Record, batchRecords)}
 	var build, write time.Duration
 	writes := make([]time.Duration, 0, b.N)
 	var bytes int
@@ -252,7 +252,7 @@ func runWriteShape(b *testing.B, base string, pool []byte, v wsVariant) {
 
 	n := float64(b.N)
 	b.ReportMetric(cpu.Seconds()*1e3/n, "cpu-ms")
-	b.ReportMetric(n*wsBatchRecords/b.Elapsed().Seconds(), "records/s")
+	b.ReportMetric(n*float64(batchRecords)/b.Elapsed().Seconds(), "records/s")
 	if v.mode != wsStore {
 		b.ReportMetric(build.Seconds()*1e3/n, "build-ms")
 		b.ReportMetric(write.Seconds()*1e3/n, "write-ms")
@@ -260,7 +260,7 @@ func runWriteShape(b *testing.B, base string, pool []byte, v wsVariant) {
 	slices.Sort(writes)
 	b.ReportMetric(writes[len(writes)/2].Seconds()*1e3, "p50-write-ms")
 	b.ReportMetric(writes[len(writes)-1].Seconds()*1e3, "max-write-ms")
-	b.ReportMetric(float64(bytes)/(n*wsBatchRecords), "B/rec")
+	b.ReportMetric(float64(bytes)/(n*float64(batchRecords)), "B/rec")
 	b.ReportMetric(wsStallSeconds(s.db.GetProperty("rocksdb.dbstats"))*1e3/n, "stall-ms")
 
 	// Check the last batch landed, and time point reads of it (memtable hits,
@@ -283,11 +283,12 @@ func runWriteShape(b *testing.B, base string, pool []byte, v wsVariant) {
 	}
 }
 
-// wsFillBatch replaces batch.Puts with wsBatchRecords distinct random IDs in
+// wsFillBatch replaces batch.Puts with len(batch.Puts) distinct random IDs in
 // 1..wsMaxID (ascending unless unsorted) and values sliced from pool.
 func wsFillBatch(rng *rand.Rand, seen []uint64, pool []byte, batch *vertex.Batch, unsorted bool) {
+	n := len(batch.Puts)
 	puts := batch.Puts[:0]
-	for len(puts) < wsBatchRecords {
+	for len(puts) < n {
 		id := 1 + rng.Uint64N(wsMaxID)
 		if seen[id/64]&(1<<(id%64)) != 0 {
 			continue

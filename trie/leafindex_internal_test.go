@@ -28,3 +28,26 @@ func TestLeafValueBytes(t *testing.T) {
 		t.Error("an account record with a path and a storage ID decoded as an index value")
 	}
 }
+
+// TestMergeLeafChanges: the persist's index changes come out in key order,
+// each key once, a put winning over a deletion of its key, from deletions in
+// unsorted runs with repeats.
+func TestMergeLeafChanges(t *testing.T) {
+	key := func(b ...byte) []byte { return b }
+	dels := []vertex.LeafEntry{{Key: key(1)}, {Key: key(4)}, {Key: key(9)}, {Key: key(2)}, {Key: key(4)}, {Key: key(7)}}
+	puts := []vertex.LeafEntry{{Key: key(3), Val: key(30)}, {Key: key(7), Val: key(70)}, {Key: key(8), Val: key(80)}, {Key: key(10), Val: key(100)}}
+	got := mergeLeafChanges(dels, puts)
+	want := []string{"01-", "02-", "03+", "04-", "07+", "08+", "09-", "0a+"}
+	if len(got) != len(want) {
+		t.Fatalf("got %d entries, want %d: %v", len(got), len(want), got)
+	}
+	for i, e := range got {
+		s := hex.EncodeToString(e.Key) + "-"
+		if e.Val != nil {
+			s = hex.EncodeToString(e.Key) + "+"
+		}
+		if s != want[i] {
+			t.Errorf("entry %d = %s, want %s", i, s, want[i])
+		}
+	}
+}

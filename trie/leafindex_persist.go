@@ -114,7 +114,8 @@ func (d *leafDiff) put(key []byte) int {
 // leafChanges returns the leaf index's changes of a persist whose sorted
 // changes are changes (see chainChanges), reading the old versions from the
 // cache and the backend (not from the pending write: the caller is writing
-// it).
+// it). The entries are in key order, each key once, so that a backend can
+// write them as a sorted run (rocks ingests a large batch as SST files).
 func (db *DB) leafChanges(changes []change, removed *removals, pace *pacer) (leaves []vertex.LeafEntry, prefixes [][]byte, err error) {
 	// About half the changed vertices are leaves: room for their entries.
 	n := len(changes)/2 + 16
@@ -129,13 +130,41 @@ func (db *DB) leafChanges(changes []change, removed *removals, pace *pacer) (lea
 	if err != nil {
 		return nil, nil, err
 	}
-	return append(d.dels, d.puts...), d.prefix, nil
+	return mergeLeafChanges(d.dels, d.puts), d.prefix, nil
+}
+
+// mergeLeafChanges returns the deletions dels and the puts as one list in
+// key order, each key once. The puts are sorted and distinct already; the
+// deletions come in sorted runs (the old walk's, then the removed slots')
+// that may repeat a key, and a key put again is never among them (where one
+// were, the put would win, as it did when the deletions were applied first).
+func mergeLeafChanges(dels, puts []vertex.LeafEntry) []vertex.LeafEntry {
+	byKey := func(a, b vertex.LeafEntry) int { return bytes.Compare(a.Key, b.Key) }
+	if !slices.IsSortedFunc(dels, byKey) {
+		slices.SortFunc(dels, byKey)
+	}
+	dels = slices.CompactFunc(dels, func(a, b vertex.LeafEntry) bool { return bytes.Equal(a.Key, b.Key) })
+	out := make([]vertex.LeafEntry, 0, len(dels)+len(puts))
+	for len(dels) > 0 && len(puts) > 0 {
+		switch c := bytes.Compare(dels[0].Key, puts[0].Key); {
+		case c < 0:
+			out = append(out, dels[0])
+			dels = dels[1:]
+		case c == 0:
+			dels = dels[1:]
+		default:
+			out = append(out, puts[0])
+			puts = puts[1:]
+		}
+	}
+	return append(append(out, dels...), puts...)
 }
 
 // removedSlots deletes the entries of removed slots, unless the new walk put
 // them again (a slot written after its removal), in key order after the
 // deletions the old walk found (a slot of an account deleted too is deleted
-// twice, harmlessly; so is one that a later frame had added and removed).
+// twice: mergeLeafChanges keeps one; so is one that a later frame had added
+// and removed).
 func (d *leafDiff) removedSlots(slots []removedSlot) {
 	cmpSlot := func(a, b removedSlot) int {
 		if c := bytes.Compare(a.account[:], b.account[:]); c != 0 {

@@ -30,7 +30,7 @@ type hexSide struct {
 
 func newHexSide(name string, f vertex.Format, dir string, cacheMB int, stream bool, w *workload) (*hexSide, error) {
 	cache := cacheMB << 20
-	st, err := rocks.Open(filepath.Join(dir, name), &rocks.Options{Statistics: true, BlockCacheBytes: uint64(cache), LowPriorityBackground: rocksLowPriority})
+	st, err := rocks.Open(filepath.Join(dir, name), &rocks.Options{Statistics: true, BlockCacheBytes: uint64(cache), LowPriorityBackground: rocksLowPriority, IngestBytes: rocksIngestBytes})
 	if err != nil {
 		return nil, err
 	}
@@ -115,6 +115,11 @@ func (h *hexSide) Root() (hashkey.Hash, error) { return h.cur.StateRoot() }
 // rocksLowPriority (flag -rocks-low-priority) runs RocksDB's flushes and
 // compactions at the lowest CPU priority (rocks.Options.LowPriorityBackground).
 var rocksLowPriority bool
+
+// rocksIngestBytes (flag -rocks-ingest-mb) is rocks.Options.IngestBytes: the
+// batch size from which a write goes in as ingested SST files (0: the default,
+// negative: never).
+var rocksIngestBytes int64
 
 // journalBlocks (flag -journal) journals every block's frame (trie DB.Journal)
 // in the persist phase, before the block's Persist when it has one.

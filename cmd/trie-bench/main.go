@@ -81,6 +81,7 @@ func run(args []string, out io.Writer) error {
 	fs.StringVar(&f.build, "build", "bulk", "how hexstate builds the initial state: bulk (BulkLoadAccounts in a frame, then Persist) or stream (StateLoader: memory independent of the state's size)")
 	recs := fs.String("records", "", "hexstate record variant of new stores: keys-once or child-key-copies (default: the trie package's, keys-once); an existing store follows its own")
 	fs.BoolVar(&rocksLowPriority, "rocks-low-priority", false, "hexstate: run RocksDB's flushes and compactions at the lowest CPU priority (blocks mode)")
+	ingestMB := fs.Int64("rocks-ingest-mb", 0, "hexstate: write batches of at least this many MiB as ingested SST files (rocks.Options.IngestBytes; 0: the default, -1: never)")
 	fs.BoolVar(&journalBlocks, "journal", false, "hexstate: journal every block's frame (DB.Journal) in the persist phase")
 	fs.BoolVar(&journalReopen, "journal-reopen", false, "hexstate: at the end, reopen the store and time the journal's replay")
 	fs.IntVar(&f.scale.accReads, "block-account-reads", 2000, "scale: reads of accounts per block (before its writes)")
@@ -100,6 +101,12 @@ func run(args []string, out io.Writer) error {
 	}
 	if err := checkPrefetchMode(prefetchMode); err != nil {
 		return err
+	}
+	switch {
+	case *ingestMB < 0:
+		rocksIngestBytes = -1
+	default:
+		rocksIngestBytes = *ingestMB << 20
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())

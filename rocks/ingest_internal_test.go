@@ -1,0 +1,94 @@
+package rocks
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/hexstate/hexstate/internal/trietest"
+	"github.com/hexstate/hexstate/trie"
+	"github.com/hexstate/hexstate/vertex"
+)
+
+// TestTriePersistsIngested: the batches trie's writer makes are ingestable
+// (vertex IDs and leaf keys in order, each once), also when they delete
+// accounts and write them again, so with IngestBytes 1 every persist goes in
+// as SST files, and the state reads back right after a reopen, leaf index
+// included.
+func TestTriePersistsIngested(t *testing.T) {
+	dir := t.TempDir()
+	opts := &Options{BlockCacheBytes: 4 << 20, WriteBufferBytes: 1 << 20, BackgroundJobs: 2, IngestBytes: 1}
+	st, err := Open(dir, opts)
+	trietest.Must(t, err, "Open")
+	db, err := trie.Open(st, nil)
+	trietest.Must(t, err, "trie.Open")
+	ref := &trietest.BlockState{Accts: map[int]trie.Account{}, Slots: map[int]map[int]uint64{}}
+	rng := rand.New(rand.NewPCG(3, 4))
+	fr := db.Begin()
+	const blocks = 48
+	persists := 0
+	for b := uint64(1); b <= blocks; b++ {
+		ref.Apply(t, fr, rng, int(b), 30)
+		if b%3 == 0 { // three blocks a persist: deletions and rewrites of one vertex across frames
+			trietest.Must(t, db.Persist(fr, b), "Persist(%d)", b)
+			persists++
+		}
+		fr = fr.Begin()
+	}
+	trietest.Must(t, db.Close(), "Close")
+	ingested := st.ingested.Load()
+	t.Logf("%d of %d persists ingested", ingested, persists)
+	if ingested != uint64(persists) {
+		t.Fatalf("%d of %d persists ingested, want all", ingested, persists)
+	}
+
+	st, err = Open(dir, opts)
+	trietest.Must(t, err, "reopen")
+	db, err = trie.Open(st, nil)
+	trietest.Must(t, err, "trie.Open after the reopen")
+	defer db.Close()
+	if db.Block() != blocks {
+		t.Fatalf("reopened at block %d, want %d", db.Block(), blocks)
+	}
+	ref.Check(t, db.Begin(), nil)
+	rep, err := db.Check(t.Context(), nil)
+	trietest.Must(t, err, "Check")
+	if !rep.OK() || rep.LeafEntries == 0 {
+		t.Fatalf("Check after ingested persists: %v (%d leaf entries)", rep.Err(), rep.LeafEntries)
+	}
+}
+
+// TestIngestPrefixDeleteThenPut: an ingested batch that deletes an account's
+// slots by prefix and writes new ones under it keeps the new ones (a range
+// tombstone in an ingested file covers only older files' keys), also after
+// a full compaction.
+func TestIngestPrefixDeleteThenPut(t *testing.T) {
+	st, err := Open(t.TempDir(), &Options{BlockCacheBytes: 4 << 20, WriteBufferBytes: 1 << 20, IngestBytes: 1})
+	trietest.Must(t, err, "Open")
+	defer st.Close()
+	key := func(acct, slot byte) []byte {
+		k := make([]byte, 64)
+		k[0], k[63] = acct, slot
+		return k
+	}
+	acct := key(7, 0)[:32]
+	old := &vertex.Batch{Leaves: []vertex.LeafEntry{{Key: key(7, 1), Val: []byte("old1")}, {Key: key(7, 2), Val: []byte("old2")}, {Key: key(8, 1), Val: []byte("other")}}}
+	trietest.Must(t, st.Write(old), "Write old")
+	renew := &vertex.Batch{LeafPrefixDeletes: [][]byte{acct}, Leaves: []vertex.LeafEntry{{Key: acct, Val: []byte("A")}, {Key: key(7, 2), Val: []byte("new2")}}}
+	trietest.Must(t, st.Write(renew), "Write renew")
+	if st.ingested.Load() != 2 {
+		t.Fatalf("%d batches ingested, want 2", st.ingested.Load())
+	}
+	want := map[string]string{string(acct): "A", string(key(7, 1)): "", string(key(7, 2)): "new2", string(key(8, 1)): "other"}
+	check := func(when string) {
+		for k, v := range want {
+			got, err := st.Leaf([]byte(k))
+			trietest.Must(t, err, "Leaf")
+			if string(got) != v || (v == "" && got != nil) {
+				t.Errorf("%s: leaf %x = %q, want %q", when, k, got, v)
+			}
+		}
+	}
+	check("after the write")
+	trietest.Must(t, st.Compact(), "Compact")
+	check("after a compaction")
+}
