@@ -1,7 +1,8 @@
-// SST files for ingestion, written and ingested in one C call each: RocksDB's
-// C API (7.8) has one call per key for SstFileWriter and only the
+// SST files for ingestion: RocksDB's C API (7.8) has one call per key for
+// SstFileWriter (and grocksdb allocates per call) and only the
 // one-column-family IngestExternalFile, so these call the C++ API on the C
-// handles' objects. See ingest.go.
+// handles' objects: records go to a file in runs, ingestion in one call. See
+// ingest.go.
 
 #include <cstdlib>
 #include <cstring>
@@ -11,8 +12,10 @@
 #include <rocksdb/c.h>
 #include <rocksdb/db.h>
 #include <rocksdb/env.h>
+#include <rocksdb/filter_policy.h>
 #include <rocksdb/options.h>
 #include <rocksdb/sst_file_writer.h>
+#include <rocksdb/table.h>
 
 #include "ingest.h"
 
@@ -57,20 +60,58 @@ static bool read_slice(const char** p, const char* end, rocksdb::Slice* s) {
   return true;
 }
 
-// The record tags of a write batch's representation that hx_write_sst
-// reads (default column family; RocksDB's db/dbformat.h).
+// The record tags of a write batch's representation that hx_sst_add reads
+// (default column family; RocksDB's db/dbformat.h).
 enum : char { kTagDeletion = 0x0, kTagValue = 0x1, kTagRangeDeletion = 0xF };
-static const size_t kBatchHeader = 12;  // sequence number and count
 
-extern "C" char* hx_write_sst(rocksdb_options_t* opts, const char* path,
-                              const char* rep, size_t len) {
-  if (len < kBatchHeader) {
-    return strdup("short batch representation");
+struct hx_sst {
+  rocksdb::SstFileWriter w;
+  // The file's pages stay in the page cache (RocksDB's default drops them as
+  // it writes): the next blocks read the records just written.
+  hx_sst(const rocksdb::Options& o)
+      : w(rocksdb::EnvOptions(), o, nullptr, /*invalidate_page_cache=*/false) {}
+};
+
+// file_options returns opts for a file that lands on the bottom level (an
+// SstFileWriter, not knowing the level, writes as for the bottom: the
+// bottommost compression and, with the store's hybrid filter policy, Ribbon
+// filters) or, when not bottom, for an upper one, as a memtable flush writes
+// it: the upper levels' compression and Bloom filters of bloom_bits bits per
+// key (cheaper to build; 0: no filter).
+static rocksdb::Options file_options(const rocksdb::Options& opts, int bottom,
+                                     double bloom_bits) {
+  rocksdb::Options o = opts;
+  if (bottom) {
+    return o;
   }
-  rocksdb::SstFileWriter w(rocksdb::EnvOptions(), opts->rep);
-  rocksdb::Status s = w.Open(path);
-  const char* p = rep + kBatchHeader;
-  const char* end = rep + len;
+  o.bottommost_compression = o.compression;
+  o.bottommost_compression_opts = o.compression_opts;
+  const rocksdb::BlockBasedTableOptions* t =
+      o.table_factory->GetOptions<rocksdb::BlockBasedTableOptions>();
+  if (t != nullptr && t->filter_policy != nullptr && bloom_bits > 0) {
+    rocksdb::BlockBasedTableOptions bloom = *t;
+    bloom.filter_policy.reset(rocksdb::NewBloomFilterPolicy(bloom_bits));
+    o.table_factory.reset(rocksdb::NewBlockBasedTableFactory(bloom));
+  }
+  return o;
+}
+
+extern "C" hx_sst* hx_sst_open(rocksdb_options_t* opts, const char* path,
+                               int bottom, double bloom_bits, char** err) {
+  hx_sst* f = new hx_sst(file_options(opts->rep, bottom, bloom_bits));
+  rocksdb::Status s = f->w.Open(path);
+  if (!s.ok()) {
+    *err = status_message(s);
+    delete f;
+    return nullptr;
+  }
+  return f;
+}
+
+extern "C" char* hx_sst_add(hx_sst* f, const char* recs, size_t len) {
+  const char* p = recs;
+  const char* end = recs + len;
+  rocksdb::Status s;
   while (s.ok() && p < end) {
     char tag = *p++;
     rocksdb::Slice k, v;
@@ -80,23 +121,27 @@ extern "C" char* hx_write_sst(rocksdb_options_t* opts, const char* path,
     }
     switch (tag) {
       case kTagValue:
-        s = w.Put(k, v);
+        s = f->w.Put(k, v);
         break;
       case kTagDeletion:
-        s = w.Delete(k);
+        s = f->w.Delete(k);
         break;
       case kTagRangeDeletion:
-        s = w.DeleteRange(k, v);
+        s = f->w.DeleteRange(k, v);
         break;
       default:
         return strdup("unexpected record tag in batch representation");
     }
   }
-  if (s.ok()) {
-    s = w.Finish();
-  }
   return s.ok() ? nullptr : status_message(s);
 }
+
+extern "C" char* hx_sst_finish(hx_sst* f) {
+  rocksdb::Status s = f->w.Finish();
+  return s.ok() ? nullptr : status_message(s);
+}
+
+extern "C" void hx_sst_destroy(hx_sst* f) { delete f; }
 
 extern "C" char* hx_ingest_files(rocksdb_t* db,
                                  rocksdb_column_family_handle_t** cfs,

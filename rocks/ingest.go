@@ -8,10 +8,12 @@ import "C"
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"unsafe"
 
@@ -24,8 +26,8 @@ import (
 // write-ahead log, inserts every key into a memtable's skiplist (slower the
 // fuller the memtable) and later, on a background thread, flushes the
 // memtables into a level-0 SST file. Sorted already, the batch can instead be
-// written straight into SST files (RocksDB's SstFileWriter, fed the whole
-// batch in one C call: the work of that flush, no more) and ingested: RocksDB links the files in at a sequence number
+// written straight into SST files (RocksDB's SstFileWriter, fed the batch's
+// records a few dozen per C call: the work of that flush, no more) and ingested: RocksDB links the files in at a sequence number
 // above every earlier write, all column families at once (DB::IngestExternalFiles:
 // after a crash either every file is in or none), syncing them and its
 // MANIFEST, so the batch is durable when Write returns. A memtable holding keys
@@ -120,40 +122,77 @@ func (s *Store) writeIngest(b *vertex.Batch) (err error) {
 }
 
 // buildIngest writes b's SST files, one per column family it changes, each
-// from its records built in s.rep (the default family's tags: see
-// hx_write_sst) and written in one C call. The caller removes the files, also
-// on an error.
+// from its records built in s.rep (the default family's tags) and handed to
+// RocksDB's SST writer in runs (writeSST). A file whose key range holds no
+// key yet (a build's first batch, say) will be ingested at the bottom level
+// and is compressed for it; the others, as a flush would write them. The
+// caller removes the files, also on an error.
 func (s *Store) buildIngest(b *vertex.Batch) (files []ingestFile, err error) {
-	write := func(cf *grocksdb.ColumnFamilyHandle) error {
+	write := func(cf *grocksdb.ColumnFamilyHandle, first, last []byte) error {
 		f := ingestFile{cf: cf, path: filepath.Join(s.dir, ingestPrefix+cf.Name()+".sst")}
 		files = append(files, f)
-		return s.writeSST(f.path, s.rep.bytes())
+		bottom := first != nil && !s.holdsKeyIn(cf, first, last)
+		return s.writeSST(f.path, s.rep.bytes(), bottom)
 	}
 	if len(b.Puts) > 0 || len(b.Deletes) > 0 {
 		s.rep.reset(repSize(&vertex.Batch{Puts: b.Puts, Deletes: b.Deletes}))
 		fillVertexFile(&s.rep, b)
-		if err := write(s.cfVertex); err != nil {
+		lo, hi := vertexBounds(b)
+		var first, last [8]byte
+		putKey(first[:], lo)
+		putKey(last[:], hi)
+		if err := write(s.cfVertex, first[:], last[:]); err != nil {
 			return files, err
 		}
 	}
 	if b.Admin != nil {
 		s.rep.reset(len(adminKey) + len(b.Admin) + 16)
 		s.rep.put(0, adminKey, b.Admin)
-		if err := write(s.cfAdmin); err != nil {
+		if err := write(s.cfAdmin, nil, nil); err != nil {
 			return files, err
 		}
 	}
 	if b.LeafChanges() {
 		s.rep.reset(repSize(&vertex.Batch{Leaves: b.Leaves, LeafPrefixDeletes: b.LeafPrefixDeletes}))
-		// The deleted prefixes' range tombstones cover older files only,
-		// which is all they need to cover: ingestable made sure no leaf of b
-		// lies under one.
+		// The deleted prefixes' range tombstones cover older files only:
+		// the leaves written under them stay (see above).
 		fillLeaves(&s.rep, 0, b)
-		if err := write(s.cfLeaves); err != nil {
+		var first, last []byte
+		if len(b.Leaves) > 0 && len(b.LeafPrefixDeletes) == 0 {
+			first, last = b.Leaves[0].Key, b.Leaves[len(b.Leaves)-1].Key
+		}
+		if err := write(s.cfLeaves, first, last); err != nil {
 			return files, err
 		}
 	}
 	return files, nil
+}
+
+// vertexBounds returns the least and the greatest vertex ID b writes or
+// deletes (it writes or deletes one at least; both lists are sorted).
+func vertexBounds(b *vertex.Batch) (lo, hi vertex.ID) {
+	lo, hi = ^vertex.ID(0), 0
+	if n := len(b.Puts); n > 0 {
+		lo, hi = b.Puts[0].ID, b.Puts[n-1].ID
+	}
+	if n := len(b.Deletes); n > 0 {
+		lo, hi = min(lo, b.Deletes[0]), max(hi, b.Deletes[n-1])
+	}
+	return lo, hi
+}
+
+// holdsKeyIn reports whether column family cf holds a key in [first, last]
+// (or a read error left it unknown): one seek.
+func (s *Store) holdsKeyIn(cf *grocksdb.ColumnFamilyHandle, first, last []byte) bool {
+	it := s.db.NewIteratorCF(s.ro, cf)
+	defer it.Close()
+	it.Seek(first)
+	if !it.Valid() {
+		return it.Err() != nil
+	}
+	k := it.Key()
+	defer k.Free()
+	return bytes.Compare(k.Data(), last) <= 0
 }
 
 // fillVertexFile adds b's records and deletions to r in key order, as
@@ -175,21 +214,71 @@ func fillVertexFile(r *batchRep, b *vertex.Batch) {
 	}
 }
 
-// writeSST writes the SST file path from rep (see hx_write_sst) with the
-// store's options, so that the file is in the format of the store's own.
-func (s *Store) writeSST(path string, rep []byte) error {
+// sstRun is the number of records writeSST hands to the SST writer per C
+// call: a few dozen microseconds of work, so that the writing goroutine stays
+// on its processor and the Go scheduler shares the cores between it and the
+// blocks executing beside it. One long C call would run on a thread of its
+// own beside GOMAXPROCS others, and the blocks' time doubled while it ran
+// (docs/benchmarks.md §9).
+const sstRun = 32
+
+// writeSST writes the SST file path from rep, a write batch's representation
+// of the default family's records in key order, with the store's options, so
+// that the file is in the format of the store's own: as RocksDB writes the
+// bottom level when bottom, else as a memtable flush writes (see hx_sst_open).
+func (s *Store) writeSST(path string, rep []byte, bottom bool) error {
 	cpath := C.CString(path)
 	defer C.free(unsafe.Pointer(cpath))
 	opts := *(**C.rocksdb_options_t)(unsafe.Pointer(s.native.db))
-	var p *C.char
-	if len(rep) > 0 {
-		p = (*C.char)(unsafe.Pointer(&rep[0]))
+	var msg *C.char
+	var onBottom C.int
+	if bottom {
+		onBottom = 1
 	}
-	if msg := C.hx_write_sst(opts, cpath, p, C.size_t(len(rep))); msg != nil {
+	f := C.hx_sst_open(opts, cpath, onBottom, C.double(s.opts.BloomBitsPerKey), &msg)
+	if f == nil {
+		defer C.free(unsafe.Pointer(msg))
+		return fmt.Errorf("create %s: %s", path, C.GoString(msg))
+	}
+	defer C.hx_sst_destroy(f)
+	for off, runs := batchRepHeader, 0; off < len(rep); runs++ {
+		end := skipRecords(rep, off, sstRun)
+		if msg = C.hx_sst_add(f, (*C.char)(unsafe.Pointer(&rep[off])), C.size_t(end-off)); msg != nil {
+			break
+		}
+		if off = end; runs%32 == 31 {
+			runtime.Gosched()
+		}
+	}
+	if msg == nil {
+		msg = C.hx_sst_finish(f)
+	}
+	if msg != nil {
 		defer C.free(unsafe.Pointer(msg))
 		return fmt.Errorf("write %s: %s", path, C.GoString(msg))
 	}
 	return nil
+}
+
+// skipRecords returns the offset in rep after the n records starting at off
+// (or len(rep)): default-family records, a tag and one varstring for a
+// Delete, two for a Put or DeleteRange.
+func skipRecords(rep []byte, off, n int) int {
+	for ; n > 0 && off < len(rep); n-- {
+		strs := 2
+		if rep[off] == tagDeletion {
+			strs = 1
+		}
+		off++
+		for ; strs > 0; strs-- {
+			l, k := binary.Uvarint(rep[off:])
+			if k <= 0 || uint64(len(rep)-off-k) < l {
+				return len(rep)
+			}
+			off += k + int(l)
+		}
+	}
+	return off
 }
 
 // ingest hands the finished files to RocksDB in one atomic ingestion.

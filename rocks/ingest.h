@@ -9,13 +9,28 @@
 extern "C" {
 #endif
 
-// hx_write_sst writes the SST file path with options opts from rep[0:len],
-// the representation of a write batch of the default column family (12-byte
-// header, then Put, Delete and DeleteRange records) whose keys are in order.
-// It returns NULL on success, else the error in a malloc'd string the caller
-// frees; the caller removes the file either way once done with it.
-char* hx_write_sst(rocksdb_options_t* opts, const char* path, const char* rep,
-                   size_t len);
+// hx_sst is an SST file being written (RocksDB's SstFileWriter).
+typedef struct hx_sst hx_sst;
+
+// hx_sst_open creates the SST file path with options opts, written as for
+// the bottom level when bottom is not 0, else as a memtable flush writes
+// (upper levels' compression, Bloom filters of bloom_bits bits per key); on
+// an error it returns NULL and sets *err to a malloc'd message the caller
+// frees.
+hx_sst* hx_sst_open(rocksdb_options_t* opts, const char* path, int bottom,
+                    double bloom_bits, char** err);
+
+// hx_sst_add adds the records recs[0:len] to f: records of a write batch's
+// representation of the default column family (Put, Delete, DeleteRange;
+// no header), keys in order after every key added before. It returns NULL
+// on success, else a malloc'd message the caller frees.
+char* hx_sst_add(hx_sst* f, const char* recs, size_t len);
+
+// hx_sst_finish completes f's file; it returns NULL or a malloc'd message.
+char* hx_sst_finish(hx_sst* f);
+
+// hx_sst_destroy frees f (the file stays; the caller removes it).
+void hx_sst_destroy(hx_sst* f);
 
 // hx_ingest_files ingests paths[i] into column family cfs[i] for i < n, all
 // or none (DB::IngestExternalFiles), moving the files in. It returns NULL on
