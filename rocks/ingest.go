@@ -219,8 +219,11 @@ func fillVertexFile(r *batchRep, b *vertex.Batch) {
 // on its processor and the Go scheduler shares the cores between it and the
 // blocks executing beside it. One long C call would run on a thread of its
 // own beside GOMAXPROCS others, and the blocks' time doubled while it ran
-// (docs/benchmarks.md §9).
-const sstRun = 32
+// (docs/benchmarks.md §9). writeSST yields every sstYield runs.
+const (
+	sstRun   = 32
+	sstYield = 32
+)
 
 // writeSST writes the SST file path from rep, a write batch's representation
 // of the default family's records in key order, with the store's options, so
@@ -246,7 +249,7 @@ func (s *Store) writeSST(path string, rep []byte, bottom bool) error {
 		if msg = C.hx_sst_add(f, (*C.char)(unsafe.Pointer(&rep[off])), C.size_t(end-off)); msg != nil {
 			break
 		}
-		if off = end; runs%32 == 31 {
+		if off = end; runs%sstYield == sstYield-1 {
 			runtime.Gosched()
 		}
 	}
@@ -307,9 +310,10 @@ func (s *Store) ingest(files []ingestFile) error {
 	return nil
 }
 
-// removeIngestLeftovers deletes the files a Write was building when the
-// process stopped (never ingested: an ingested file is renamed into RocksDB's
-// own numbering).
+// removeIngestLeftovers deletes the files a Write was building or ingesting
+// when the process stopped: never ingested, or ingested and still to be
+// removed (RocksDB hard-links an ingested file under its own numbering, so
+// the name it was built under is no part of the database either way).
 func removeIngestLeftovers(dir string) error {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
