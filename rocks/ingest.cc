@@ -145,15 +145,18 @@ extern "C" void hx_sst_destroy(hx_sst* f) { delete f; }
 
 extern "C" char* hx_ingest_files(rocksdb_t* db,
                                  rocksdb_column_family_handle_t** cfs,
-                                 const char** paths, int n) {
+                                 const int* counts, const char** paths,
+                                 int n) {
   std::vector<rocksdb::IngestExternalFileArg> args(n);
   for (int i = 0; i < n; i++) {
     args[i].column_family = cfs[i]->rep;
-    args[i].external_files.emplace_back(paths[i]);
+    for (int j = 0; j < counts[i]; j++) {
+      args[i].external_files.emplace_back(*paths++);
+    }
     rocksdb::IngestExternalFileOptions& o = args[i].options;
-    o.move_files = true;            // hard-link the file in: no copy
-    o.allow_global_seqno = true;    // newer than every write before it
-    o.allow_blocking_flush = true;  // a memtable holding its keys is flushed first
+    o.move_files = true;            // hard-link the files in: no copy
+    o.allow_global_seqno = true;    // newer than every write before them
+    o.allow_blocking_flush = true;  // a memtable holding their keys is flushed first
   }
   rocksdb::Status s = db->rep->IngestExternalFiles(args);
   return s.ok() ? nullptr : status_message(s);

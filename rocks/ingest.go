@@ -93,13 +93,14 @@ type ingestBuildError struct {
 func (e *ingestBuildError) Error() string { return e.err.Error() }
 func (e *ingestBuildError) Unwrap() error { return e.err }
 
-// ingestFile is one SST file built for a column family.
+// ingestFile is the SST files built for a column family: one, or for a large
+// batch several with ascending, disjoint key ranges (see ingestFileBytes).
 type ingestFile struct {
-	cf   *grocksdb.ColumnFamilyHandle
-	path string
+	cf    *grocksdb.ColumnFamilyHandle
+	paths []string
 }
 
-// writeIngest writes b (ingestable) as one SST file per column family it
+// writeIngest writes b (ingestable) as SST files of each column family it
 // changes and ingests them together. The caller holds s.wmu and has passed the
 // space guard. On an error nothing of b is in the store and the files are
 // removed.
@@ -110,8 +111,10 @@ func (s *Store) writeIngest(b *vertex.Batch) (err error) {
 			s.rep = batchRep{} // a bulk load's buffer is not kept for the next
 		}
 		for _, f := range files {
-			if rerr := os.Remove(f.path); rerr != nil && !errors.Is(rerr, os.ErrNotExist) && err == nil {
-				err = fmt.Errorf("remove ingested file: %w", rerr)
+			for _, path := range f.paths {
+				if rerr := os.Remove(path); rerr != nil && !errors.Is(rerr, os.ErrNotExist) && err == nil {
+					err = fmt.Errorf("remove ingested file: %w", rerr)
+				}
 			}
 		}
 	}()
@@ -121,18 +124,17 @@ func (s *Store) writeIngest(b *vertex.Batch) (err error) {
 	return s.ingest(files)
 }
 
-// buildIngest writes b's SST files, one per column family it changes, each
-// from its records built in s.rep (the default family's tags) and handed to
+// buildIngest writes b's SST files for each column family it changes, each
+// family's from its records built in s.rep (the default family's tags) and handed to
 // RocksDB's SST writer in runs (writeSST). A file whose key range holds no
 // key yet (a build's first batch, say) will be ingested at the bottom level
 // and is compressed for it; the others, as a flush would write them. The
 // caller removes the files, also on an error.
 func (s *Store) buildIngest(b *vertex.Batch) (files []ingestFile, err error) {
-	write := func(cf *grocksdb.ColumnFamilyHandle, first, last []byte) error {
-		f := ingestFile{cf: cf, path: filepath.Join(s.dir, ingestPrefix+cf.Name()+".sst")}
-		files = append(files, f)
+	write := func(cf *grocksdb.ColumnFamilyHandle, first, last []byte, split bool) error {
+		files = append(files, ingestFile{cf: cf})
 		bottom := first != nil && !s.holdsKeyIn(cf, first, last)
-		return s.writeSST(f.path, s.rep.bytes(), bottom)
+		return s.writeSST(&files[len(files)-1], s.rep.bytes(), bottom, split)
 	}
 	if len(b.Puts) > 0 || len(b.Deletes) > 0 {
 		s.rep.reset(repSize(&vertex.Batch{Puts: b.Puts, Deletes: b.Deletes}))
@@ -141,14 +143,14 @@ func (s *Store) buildIngest(b *vertex.Batch) (files []ingestFile, err error) {
 		var first, last [8]byte
 		putKey(first[:], lo)
 		putKey(last[:], hi)
-		if err := write(s.cfVertex, first[:], last[:]); err != nil {
+		if err := write(s.cfVertex, first[:], last[:], true); err != nil {
 			return files, err
 		}
 	}
 	if b.Admin != nil {
 		s.rep.reset(len(adminKey) + len(b.Admin) + 16)
 		s.rep.put(0, adminKey, b.Admin)
-		if err := write(s.cfAdmin, nil, nil); err != nil {
+		if err := write(s.cfAdmin, nil, nil, false); err != nil {
 			return files, err
 		}
 	}
@@ -161,7 +163,9 @@ func (s *Store) buildIngest(b *vertex.Batch) (files []ingestFile, err error) {
 		if len(b.Leaves) > 0 && len(b.LeafPrefixDeletes) == 0 {
 			first, last = b.Leaves[0].Key, b.Leaves[len(b.Leaves)-1].Key
 		}
-		if err := write(s.cfLeaves, first, last); err != nil {
+		// A range tombstone may span the cuts between files, which must
+		// not overlap: a file with tombstones is not split.
+		if err := write(s.cfLeaves, first, last, len(b.LeafPrefixDeletes) == 0); err != nil {
 			return files, err
 		}
 	}
@@ -225,11 +229,40 @@ const (
 	sstYield = 32
 )
 
-// writeSST writes the SST file path from rep, a write batch's representation
+// ingestFileBytes is the size of a family's records (as laid out in s.rep)
+// past which writeSST starts another file: a bulk load's batch of gigabytes
+// becomes files of about RocksDB's target file size (64 MiB, before
+// compression), as flushes and compactions would make them, not one file
+// that every later compaction into its key range would rewrite whole.
+const ingestFileBytes = 64 << 20
+
+// writeSST writes the SST files of f from rep, a write batch's representation
 // of the default family's records in key order, with the store's options, so
-// that the file is in the format of the store's own: as RocksDB writes the
-// bottom level when bottom, else as a memtable flush writes (see hx_sst_open).
-func (s *Store) writeSST(path string, rep []byte, bottom bool) error {
+// that the files are in the format of the store's own: as RocksDB writes the
+// bottom level when bottom, else as a memtable flush writes (see
+// hx_sst_open). With split, a file ends after s.ingestSplit
+// (ingestFileBytes) of records and the next one takes the rest. It adds each file's path to f.paths before
+// creating it.
+func (s *Store) writeSST(f *ingestFile, rep []byte, bottom, split bool) error {
+	for off := batchRepHeader; off < len(rep); {
+		path := filepath.Join(s.dir, fmt.Sprintf("%s%s-%d.sst", ingestPrefix, f.cf.Name(), len(f.paths)))
+		f.paths = append(f.paths, path)
+		limit := len(rep)
+		if split {
+			limit = min(limit, off+s.ingestSplit)
+		}
+		var err error
+		if off, err = s.writeOneSST(path, rep, off, limit, bottom); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeOneSST writes the SST file path from the records of rep from off on,
+// up to the first run boundary at or past limit, and returns where it
+// stopped.
+func (s *Store) writeOneSST(path string, rep []byte, off, limit int, bottom bool) (int, error) {
 	cpath := C.CString(path)
 	defer C.free(unsafe.Pointer(cpath))
 	opts := *(**C.rocksdb_options_t)(unsafe.Pointer(s.native.db))
@@ -241,10 +274,10 @@ func (s *Store) writeSST(path string, rep []byte, bottom bool) error {
 	f := C.hx_sst_open(opts, cpath, onBottom, C.double(s.opts.BloomBitsPerKey), &msg)
 	if f == nil {
 		defer C.free(unsafe.Pointer(msg))
-		return fmt.Errorf("create %s: %s", path, C.GoString(msg))
+		return off, fmt.Errorf("create %s: %s", path, C.GoString(msg))
 	}
 	defer C.hx_sst_destroy(f)
-	for off, runs := batchRepHeader, 0; off < len(rep); runs++ {
+	for runs := 0; off < limit; runs++ {
 		end := skipRecords(rep, off, sstRun)
 		if msg = C.hx_sst_add(f, (*C.char)(unsafe.Pointer(&rep[off])), C.size_t(end-off)); msg != nil {
 			break
@@ -258,9 +291,9 @@ func (s *Store) writeSST(path string, rep []byte, bottom bool) error {
 	}
 	if msg != nil {
 		defer C.free(unsafe.Pointer(msg))
-		return fmt.Errorf("write %s: %s", path, C.GoString(msg))
+		return off, fmt.Errorf("write %s: %s", path, C.GoString(msg))
 	}
-	return nil
+	return off, nil
 }
 
 // skipRecords returns the offset in rep after the n records starting at off
@@ -286,26 +319,36 @@ func skipRecords(rep []byte, off, n int) int {
 
 // ingest hands the finished files to RocksDB in one atomic ingestion.
 func (s *Store) ingest(files []ingestFile) error {
-	n := len(files)
-	cfs := C.malloc(C.size_t(n) * C.size_t(unsafe.Sizeof(uintptr(0))))
-	paths := C.malloc(C.size_t(n) * C.size_t(unsafe.Sizeof(uintptr(0))))
+	n, total := len(files), 0
+	for _, f := range files {
+		total += len(f.paths)
+	}
+	ptr := C.size_t(unsafe.Sizeof(uintptr(0)))
+	cfs := C.malloc(C.size_t(n) * ptr)
+	counts := C.malloc(C.size_t(n) * C.size_t(unsafe.Sizeof(C.int(0))))
+	paths := C.malloc(C.size_t(total) * ptr)
 	defer C.free(cfs)
+	defer C.free(counts)
 	defer C.free(paths)
 	cfv := unsafe.Slice((**C.rocksdb_column_family_handle_t)(cfs), n)
-	pv := unsafe.Slice((**C.char)(paths), n)
-	for i, f := range files {
-		cfv[i] = *(**C.rocksdb_column_family_handle_t)(unsafe.Pointer(f.cf))
-		pv[i] = C.CString(f.path)
-	}
+	cv := unsafe.Slice((*C.int)(counts), n)
+	pv := unsafe.Slice((**C.char)(paths), total)[:0]
 	defer func() {
 		for _, p := range pv {
 			C.free(unsafe.Pointer(p))
 		}
 	}()
+	for i, f := range files {
+		cfv[i] = *(**C.rocksdb_column_family_handle_t)(unsafe.Pointer(f.cf))
+		cv[i] = C.int(len(f.paths))
+		for _, p := range f.paths {
+			pv = append(pv, C.CString(p))
+		}
+	}
 	db := *(**C.rocksdb_t)(unsafe.Pointer(s.db))
-	if msg := C.hx_ingest_files(db, (**C.rocksdb_column_family_handle_t)(cfs), (**C.char)(paths), C.int(n)); msg != nil {
+	if msg := C.hx_ingest_files(db, (**C.rocksdb_column_family_handle_t)(cfs), (*C.int)(counts), (**C.char)(paths), C.int(n)); msg != nil {
 		defer C.free(unsafe.Pointer(msg))
-		return fmt.Errorf("ingest %d files: %s", n, C.GoString(msg))
+		return fmt.Errorf("ingest %d files: %s", total, C.GoString(msg))
 	}
 	return nil
 }

@@ -32,11 +32,13 @@ char* hx_sst_finish(hx_sst* f);
 // hx_sst_destroy frees f (the file stays; the caller removes it).
 void hx_sst_destroy(hx_sst* f);
 
-// hx_ingest_files ingests paths[i] into column family cfs[i] for i < n, all
-// or none (DB::IngestExternalFiles), moving the files in. It returns NULL on
-// success, else RocksDB's message in a malloc'd string the caller frees.
+// hx_ingest_files ingests, for i < n, counts[i] files into column family
+// cfs[i] (the paths one family after the other), all or none
+// (DB::IngestExternalFiles), moving the files in. A family's files must not
+// overlap. It returns NULL on success, else RocksDB's message in a malloc'd
+// string the caller frees.
 char* hx_ingest_files(rocksdb_t* db, rocksdb_column_family_handle_t** cfs,
-                      const char** paths, int n);
+                      const int* counts, const char** paths, int n);
 
 #ifdef __cplusplus
 }

@@ -92,3 +92,36 @@ func TestIngestPrefixDeleteThenPut(t *testing.T) {
 	trietest.Must(t, st.Compact(), "Compact")
 	check("after a compaction")
 }
+
+// TestIngestSplitsLargeBatch: a batch larger than the split size goes in as
+// several disjoint files of about that size, at the bottom level of an empty
+// store, and reads back whole.
+func TestIngestSplitsLargeBatch(t *testing.T) {
+	st, err := Open(t.TempDir(), &Options{BlockCacheBytes: 4 << 20, IngestBytes: 1, NoCompression: true})
+	trietest.Must(t, err, "Open")
+	defer st.Close()
+	st.ingestSplit = 256 << 10
+	val := make([]byte, 200)
+	b := &vertex.Batch{}
+	for id := vertex.ID(1); id <= 10_000; id++ { // ~2.2 MB of records: 9 files
+		b.Puts = append(b.Puts, vertex.Record{ID: id, Rec: val})
+	}
+	trietest.Must(t, st.Write(b), "Write")
+	if st.ingested.Load() != 1 {
+		t.Fatalf("%d writes ingested, want 1", st.ingested.Load())
+	}
+	files := st.db.GetPropertyCF("rocksdb.num-files-at-level6", st.cfVertex)
+	if files != "9" {
+		t.Fatalf("%s files at the bottom level, want 9 of 256 KiB", files)
+	}
+	n := 0
+	trietest.Must(t, st.VertexRange(1, 20_000, func(id vertex.ID, rec []byte) error {
+		if n++; id != vertex.ID(n) || len(rec) != len(val) {
+			t.Fatalf("record %d: vertex %d of %d bytes", n, id, len(rec))
+		}
+		return nil
+	}), "VertexRange")
+	if n != 10_000 {
+		t.Fatalf("read back %d records, want 10,000", n)
+	}
+}

@@ -258,7 +258,8 @@ func openDB(dir string, o Options, mode openMode) (*Store, error) {
 		wo:       grocksdb.NewDefaultWriteOptions(),
 		ranges:   rangePool{db: db, cf: cfs[1]},
 
-		walDamage: damage,
+		walDamage:   damage,
+		ingestSplit: ingestFileBytes,
 	}
 	s.wo.SetSync(o.Sync)
 	if !o.ReadOnly {

@@ -39,6 +39,8 @@ type Store struct {
 
 	walDamage *WALDamage // what a salvaging Open dropped; nil when nothing
 
+	ingestSplit int // ingestFileBytes; tests make it smaller
+
 	pointReads, rangeReads, records, leafReads atomic.Uint64
 	ingested                                   atomic.Uint64 // Writes that went in as ingested files
 }
