@@ -10,13 +10,13 @@ GETHSTATE := trie/gethstate
 
 .PHONY: deps run test vet bench fuzz
 
-# librocksdb-dev (RocksDB 7.8.3 on Debian 12, matching grocksdb v1.7.14) and a C
-# compiler for cgo.
+# librocksdb-dev (RocksDB 7.8.3 on Debian 12, matching grocksdb v1.7.14) and C
+# and C++ compilers for cgo (rocks/ingest.cc calls RocksDB's C++ API).
 deps:
-	@if [ ! -f /usr/include/rocksdb/c.h ] || ! command -v gcc >/dev/null; then \
-		echo "installing librocksdb-dev and gcc"; \
+	@if [ ! -f /usr/include/rocksdb/c.h ] || ! command -v gcc >/dev/null || ! command -v g++ >/dev/null; then \
+		echo "installing librocksdb-dev, gcc and g++"; \
 		$(SUDO) apt-get update -qq && \
-		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq librocksdb-dev gcc >/dev/null; \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq librocksdb-dev gcc g++ >/dev/null; \
 	fi
 	@command -v $(GO) >/dev/null || { echo "Go 1.25+ is required: https://go.dev/dl"; exit 1; }
 

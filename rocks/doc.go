@@ -23,6 +23,11 @@
 // Options.ReserveBytes free, with ErrNoSpace, and the same write succeeds once
 // space is freed (see space.go).
 //
+// A large batch in key order (Options.IngestBytes) is written as SST files
+// ingested into every column family at once, not through the write-ahead log
+// and the memtables (see ingest.go; the SST writing and the multi-family
+// ingestion go through a small C++ shim, ingest.cc).
+//
 // A Store is safe for concurrent use. Close flushes the memtables and releases
 // the database; every method called after Close returns ErrClosed.
 package rocks
