@@ -190,8 +190,8 @@ func (sp *space) fail(err error) error {
 
 // ingestFailed turns an out-of-space error of a write by ingested files
 // into a *NoSpaceError: Refused when RocksDB's database never saw the files
-// (building them failed, or the ingestion refused them before it began),
-// since the same write then succeeds once space is freed; anything else is
+// (building them failed: an *ingestBuildError), since the same write then
+// succeeds once space is freed; one of the flush or the ingestion is
 // treated as RocksDB's own (fail). Other errors are returned as they are.
 func (sp *space) ingestFailed(err error) error {
 	if !isNoSpace(err) {
