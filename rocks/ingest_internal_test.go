@@ -2,6 +2,8 @@ package rocks
 
 import (
 	"math/rand/v2"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/hexstate/hexstate/internal/trietest"
@@ -123,5 +125,47 @@ func TestIngestSplitsLargeBatch(t *testing.T) {
 	}), "VertexRange")
 	if n != 10_000 {
 		t.Fatalf("read back %d records, want 10,000", n)
+	}
+}
+
+// TestIngestedFileFormats: the same records ingested into an empty range land
+// on the bottom level written for it (ZSTD, Ribbon filters), and ingested
+// again over them land on level 0 written as a flush writes (LZ4, Bloom
+// filters): the level-0 file has the larger data and filter blocks.
+func TestIngestedFileFormats(t *testing.T) {
+	st, err := Open(t.TempDir(), &Options{BlockCacheBytes: 4 << 20, IngestBytes: 1})
+	trietest.Must(t, err, "Open")
+	defer st.Close()
+	val := make([]byte, 200)
+	for i := range val {
+		val[i] = byte(i % 7)
+	}
+	for range 2 {
+		b := &vertex.Batch{}
+		for id := vertex.ID(1); id <= 10_000; id++ {
+			b.Puts = append(b.Puts, vertex.Record{ID: id, Rec: val})
+		}
+		trietest.Must(t, st.Write(b), "Write")
+	}
+	prop := func(level, name string) int {
+		props := st.db.GetPropertyCF("rocksdb.aggregated-table-properties-at-level"+level, st.cfVertex)
+		for _, kv := range strings.Split(props, "; ") {
+			if k, v, ok := strings.Cut(kv, "="); ok && k == name {
+				n, err := strconv.Atoi(v)
+				trietest.Must(t, err, "%s of level %s: %q", name, level, v)
+				return n
+			}
+		}
+		t.Fatalf("no %q for level %s in %q", name, level, props)
+		return 0
+	}
+	if n0, n6 := prop("0", "# entries"), prop("6", "# entries"); n0 != 10_000 || n6 != 10_000 {
+		t.Fatalf("%d entries on level 0 and %d on level 6, want 10,000 each", n0, n6)
+	}
+	if f0, f6 := prop("0", "filter block size"), prop("6", "filter block size"); f0 <= f6 {
+		t.Errorf("filter blocks %d bytes on level 0, %d on level 6: want Bloom (larger) on level 0, Ribbon at the bottom", f0, f6)
+	}
+	if d0, d6 := prop("0", "data block size"), prop("6", "data block size"); d0 <= d6 {
+		t.Errorf("data blocks %d bytes on level 0, %d on level 6: want LZ4 (larger) on level 0, ZSTD at the bottom", d0, d6)
 	}
 }
