@@ -54,6 +54,14 @@ func (r *batchRep) reset(size int) {
 	r.count = 0
 }
 
+// release drops r's buffer when it is larger than maxKeptRep (a bulk load's),
+// so that it is not kept for the next batch.
+func (r *batchRep) release() {
+	if cap(r.buf) > maxKeptRep {
+		*r = batchRep{}
+	}
+}
+
 // op starts a record: the tag plain for the default family, else tag withCF
 // and the family's ID. Every 1,024 records it yields the processor: a
 // persist's batch is built in the background beside the next blocks, and a

@@ -78,8 +78,8 @@ struct hx_sst {
 // filters) or, when not bottom, for an upper one, as a memtable flush writes
 // it: the upper levels' compression and Bloom filters of bloom_bits bits per
 // key (cheaper to build; 0: no filter).
-static rocksdb::Options file_options(const rocksdb::Options& opts, int bottom,
-                                     double bloom_bits) {
+static rocksdb::Options file_options(const rocksdb::Options& opts,
+                                     bool bottom, double bloom_bits) {
   rocksdb::Options o = opts;
   if (bottom) {
     return o;
@@ -97,7 +97,7 @@ static rocksdb::Options file_options(const rocksdb::Options& opts, int bottom,
 }
 
 extern "C" hx_sst* hx_sst_open(rocksdb_options_t* opts, const char* path,
-                               int bottom, double bloom_bits, char** err) {
+                               bool bottom, double bloom_bits, char** err) {
   hx_sst* f = new hx_sst(file_options(opts->rep, bottom, bloom_bits));
   rocksdb::Status s = f->w.Open(path);
   if (!s.ok()) {
@@ -108,11 +108,13 @@ extern "C" hx_sst* hx_sst_open(rocksdb_options_t* opts, const char* path,
   return f;
 }
 
-extern "C" char* hx_sst_add(hx_sst* f, const char* recs, size_t len) {
+extern "C" char* hx_sst_add(hx_sst* f, const char* recs, size_t len,
+                            int max_records, size_t* used) {
   const char* p = recs;
   const char* end = recs + len;
   rocksdb::Status s;
-  while (s.ok() && p < end) {
+  *used = 0;
+  for (int n = 0; s.ok() && p < end && n < max_records; n++) {
     char tag = *p++;
     rocksdb::Slice k, v;
     if (!read_slice(&p, end, &k) ||
@@ -132,6 +134,7 @@ extern "C" char* hx_sst_add(hx_sst* f, const char* recs, size_t len) {
       default:
         return strdup("unexpected record tag in batch representation");
     }
+    *used = size_t(p - recs);
   }
   return s.ok() ? nullptr : status_message(s);
 }

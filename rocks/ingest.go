@@ -8,7 +8,6 @@ import "C"
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -27,11 +26,12 @@ import (
 // fuller the memtable) and later, on a background thread, flushes the
 // memtables into a level-0 SST file. Sorted already, the batch can instead be
 // written straight into SST files (RocksDB's SstFileWriter, fed the batch's
-// records a few dozen per C call: the work of that flush, no more) and ingested: RocksDB links the files in at a sequence number
-// above every earlier write, all column families at once (DB::IngestExternalFiles:
-// after a crash either every file is in or none), syncing them and its
-// MANIFEST, so the batch is durable when Write returns. A memtable holding keys
-// in a file's range is flushed first, which keeps the order of writes.
+// records a few dozen per C call: the work of that flush, no more) and
+// ingested: RocksDB links the files in at a sequence number above every
+// earlier write, all column families at once (DB::IngestExternalFiles: after
+// a crash either every file is in or none), syncing them and its MANIFEST,
+// so the batch is durable when Write returns. The memtables are flushed
+// first (see writeIngest).
 //
 // Write takes this path for a batch of at least Options.IngestBytes whose
 // keys are in strictly ascending order within each column family, with no
@@ -44,9 +44,10 @@ import (
 // directory before ingesting them; Open deletes any left by a crash.
 const ingestPrefix = "hexstate-ingest-"
 
-// ingestable reports whether b can be written as ingested files (see above).
-func (s *Store) ingestable(b *vertex.Batch) bool {
-	if s.opts.IngestBytes < 0 || int64(batchCost(b)/2) < s.opts.IngestBytes || b.LeafReset {
+// ingestable reports whether b, of cost bytes (batchCost), can be written as
+// ingested files (see above).
+func (s *Store) ingestable(b *vertex.Batch, cost uint64) bool {
+	if s.opts.IngestBytes < 0 || int64(cost/2) < s.opts.IngestBytes || b.LeafReset {
 		return false
 	}
 	for i := 1; i < len(b.Puts); i++ {
@@ -85,10 +86,7 @@ func (s *Store) ingestable(b *vertex.Batch) bool {
 
 // ingestBuildError is an error of building a batch's files, before RocksDB's
 // database saw them.
-type ingestBuildError struct {
-	dir string
-	err error
-}
+type ingestBuildError struct{ err error }
 
 func (e *ingestBuildError) Error() string { return e.err.Error() }
 func (e *ingestBuildError) Unwrap() error { return e.err }
@@ -107,9 +105,7 @@ type ingestFile struct {
 func (s *Store) writeIngest(b *vertex.Batch) (err error) {
 	files, err := s.buildIngest(b)
 	defer func() {
-		if cap(s.rep.buf) > maxKeptRep {
-			s.rep = batchRep{} // a bulk load's buffer is not kept for the next
-		}
+		s.rep.release()
 		// Best effort: RocksDB unlinks the names of files it took in, and
 		// Open removes any left (an error here must not fail a write that
 		// landed).
@@ -120,7 +116,7 @@ func (s *Store) writeIngest(b *vertex.Batch) (err error) {
 		}
 	}()
 	if err != nil {
-		return &ingestBuildError{dir: s.dir, err: err}
+		return &ingestBuildError{err: err}
 	}
 	// Every earlier write goes to SST files first, so that the memtables and
 	// the write-ahead log hold nothing older than the ingested files: a
@@ -137,8 +133,8 @@ func (s *Store) writeIngest(b *vertex.Batch) (err error) {
 }
 
 // buildIngest writes b's SST files for each column family it changes, each
-// family's from its records built in s.rep (the default family's tags) and handed to
-// RocksDB's SST writer in runs (writeSST). A file whose key range holds no
+// family's from its records built in s.rep (the default family's tags) and
+// handed to RocksDB's SST writer in runs (writeSST). A file whose key range holds no
 // key yet (a build's first batch, say) will be ingested at the bottom level
 // and is compressed for it; the others, as a flush would write them. The
 // caller removes the files, also on an error.
@@ -252,9 +248,9 @@ const ingestFileBytes = 64 << 20
 // of the default family's records in key order, with the store's options, so
 // that the files are in the format of the store's own: as RocksDB writes the
 // bottom level when bottom, else as a memtable flush writes (see
-// hx_sst_open). With split, a file ends after s.ingestSplit
-// (ingestFileBytes) of records and the next one takes the rest. It adds each file's path to f.paths before
-// creating it.
+// hx_sst_open). With split, a file ends after s.ingestSplit (ingestFileBytes)
+// of records and the next one takes the rest. It adds each file's path to
+// f.paths before creating it.
 func (s *Store) writeSST(f *ingestFile, rep []byte, bottom, split bool) error {
 	for off := batchRepHeader; off < len(rep); {
 		path := filepath.Join(s.dir, fmt.Sprintf("%s%s-%d.sst", ingestPrefix, f.cf.Name(), len(f.paths)))
@@ -279,22 +275,16 @@ func (s *Store) writeOneSST(path string, rep []byte, off, limit int, bottom bool
 	defer C.free(unsafe.Pointer(cpath))
 	opts := *(**C.rocksdb_options_t)(unsafe.Pointer(s.native.db))
 	var msg *C.char
-	var onBottom C.int
-	if bottom {
-		onBottom = 1
-	}
-	f := C.hx_sst_open(opts, cpath, onBottom, C.double(s.opts.BloomBitsPerKey), &msg)
+	f := C.hx_sst_open(opts, cpath, C.bool(bottom), C.double(s.opts.BloomBitsPerKey), &msg)
 	if f == nil {
 		defer C.free(unsafe.Pointer(msg))
 		return off, fmt.Errorf("create %s: %s", path, C.GoString(msg))
 	}
 	defer C.hx_sst_destroy(f)
-	for runs := 0; off < limit; runs++ {
-		end := skipRecords(rep, off, sstRun)
-		if msg = C.hx_sst_add(f, (*C.char)(unsafe.Pointer(&rep[off])), C.size_t(end-off)); msg != nil {
-			break
-		}
-		if off = end; runs%sstYield == sstYield-1 {
+	for runs := 0; off < limit && msg == nil; runs++ {
+		var used C.size_t
+		msg = C.hx_sst_add(f, (*C.char)(unsafe.Pointer(&rep[off])), C.size_t(len(rep)-off), sstRun, &used)
+		if off += int(used); runs%sstYield == sstYield-1 {
 			runtime.Gosched()
 		}
 	}
@@ -308,59 +298,28 @@ func (s *Store) writeOneSST(path string, rep []byte, off, limit int, bottom bool
 	return off, nil
 }
 
-// skipRecords returns the offset in rep after the n records starting at off
-// (or len(rep)): default-family records, a tag and one varstring for a
-// Delete, two for a Put or DeleteRange.
-func skipRecords(rep []byte, off, n int) int {
-	for ; n > 0 && off < len(rep); n-- {
-		strs := 2
-		if rep[off] == tagDeletion {
-			strs = 1
-		}
-		off++
-		for ; strs > 0; strs-- {
-			l, k := binary.Uvarint(rep[off:])
-			if k <= 0 || uint64(len(rep)-off-k) < l {
-				return len(rep)
-			}
-			off += k + int(l)
-		}
-	}
-	return off
-}
-
 // ingest hands the finished files to RocksDB in one atomic ingestion.
 func (s *Store) ingest(files []ingestFile) error {
-	n, total := len(files), 0
-	for _, f := range files {
-		total += len(f.paths)
-	}
-	ptr := C.size_t(unsafe.Sizeof(uintptr(0)))
-	cfs := C.malloc(C.size_t(n) * ptr)
-	counts := C.malloc(C.size_t(n) * C.size_t(unsafe.Sizeof(C.int(0))))
-	paths := C.malloc(C.size_t(total) * ptr)
-	defer C.free(cfs)
-	defer C.free(counts)
-	defer C.free(paths)
-	cfv := unsafe.Slice((**C.rocksdb_column_family_handle_t)(cfs), n)
-	cv := unsafe.Slice((*C.int)(counts), n)
-	pv := unsafe.Slice((**C.char)(paths), total)[:0]
+	// Go slices holding C pointers only, so C may read them.
+	cfs := make([]*C.rocksdb_column_family_handle_t, len(files))
+	counts := make([]C.int, len(files))
+	var paths []*C.char
 	defer func() {
-		for _, p := range pv {
+		for _, p := range paths {
 			C.free(unsafe.Pointer(p))
 		}
 	}()
 	for i, f := range files {
-		cfv[i] = *(**C.rocksdb_column_family_handle_t)(unsafe.Pointer(f.cf))
-		cv[i] = C.int(len(f.paths))
+		cfs[i] = *(**C.rocksdb_column_family_handle_t)(unsafe.Pointer(f.cf))
+		counts[i] = C.int(len(f.paths))
 		for _, p := range f.paths {
-			pv = append(pv, C.CString(p))
+			paths = append(paths, C.CString(p))
 		}
 	}
 	db := *(**C.rocksdb_t)(unsafe.Pointer(s.db))
-	if msg := C.hx_ingest_files(db, (**C.rocksdb_column_family_handle_t)(cfs), (*C.int)(counts), (**C.char)(paths), C.int(n)); msg != nil {
+	if msg := C.hx_ingest_files(db, &cfs[0], &counts[0], &paths[0], C.int(len(files))); msg != nil {
 		defer C.free(unsafe.Pointer(msg))
-		return fmt.Errorf("ingest %d files: %s", total, C.GoString(msg))
+		return fmt.Errorf("ingest %d files: %s", len(paths), C.GoString(msg))
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 #ifndef HEXSTATE_ROCKS_INGEST_H
 #define HEXSTATE_ROCKS_INGEST_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <rocksdb/c.h>
@@ -13,18 +14,19 @@ extern "C" {
 typedef struct hx_sst hx_sst;
 
 // hx_sst_open creates the SST file path with options opts, written as for
-// the bottom level when bottom is not 0, else as a memtable flush writes
-// (upper levels' compression, Bloom filters of bloom_bits bits per key); on
-// an error it returns NULL and sets *err to a malloc'd message the caller
-// frees.
-hx_sst* hx_sst_open(rocksdb_options_t* opts, const char* path, int bottom,
+// the bottom level when bottom, else as a memtable flush writes (upper
+// levels' compression, Bloom filters of bloom_bits bits per key); on an error
+// it returns NULL and sets *err to a malloc'd message the caller frees.
+hx_sst* hx_sst_open(rocksdb_options_t* opts, const char* path, bool bottom,
                     double bloom_bits, char** err);
 
-// hx_sst_add adds the records recs[0:len] to f: records of a write batch's
-// representation of the default column family (Put, Delete, DeleteRange;
-// no header), keys in order after every key added before. It returns NULL
-// on success, else a malloc'd message the caller frees.
-char* hx_sst_add(hx_sst* f, const char* recs, size_t len);
+// hx_sst_add adds to f the first records of recs[0:len], max_records at
+// most, and sets *used to the bytes they took: records of a write batch's
+// representation of the default column family (Put, Delete, DeleteRange; no
+// header), keys in order after every key added before. It returns NULL on
+// success, else a malloc'd message the caller frees.
+char* hx_sst_add(hx_sst* f, const char* recs, size_t len, int max_records,
+                 size_t* used);
 
 // hx_sst_finish completes f's file; it returns NULL or a malloc'd message.
 char* hx_sst_finish(hx_sst* f);

@@ -89,13 +89,14 @@ func batchCost(b *vertex.Batch) uint64 {
 	return 2 * n
 }
 
-// check is the guard, run before RocksDB sees batch b: it returns a
-// *NoSpaceError when the store already failed on a full disk, or when the file
-// system cannot take b and still leave the reserve (the reserve file counting
-// as available, since the store can give it back). When it refuses, it deletes
-// the reserve file for RocksDB's background work. When the write may go ahead
-// and the reserve file is missing or short, it (re)creates it.
-func (sp *space) check(b *vertex.Batch) error {
+// check is the guard, run before RocksDB sees a batch that costs cost bytes
+// (batchCost): it returns a *NoSpaceError when the store already failed on a
+// full disk, or when the file system cannot take the batch and still leave
+// the reserve (the reserve file counting as available, since the store can
+// give it back). When it refuses, it deletes the reserve file for RocksDB's
+// background work. When the write may go ahead and the reserve file is
+// missing or short, it (re)creates it.
+func (sp *space) check(cost uint64) error {
 	if sp.failed != nil {
 		return &NoSpaceError{Dir: sp.dir, Cause: sp.failed}
 	}
@@ -106,7 +107,7 @@ func (sp *space) check(b *vertex.Batch) error {
 	if err != nil {
 		return err
 	}
-	need := batchCost(b) + sp.reserve
+	need := cost + sp.reserve
 	if avail+sp.have < need {
 		sp.release()
 		return &NoSpaceError{Dir: sp.dir, Refused: true, Avail: avail + sp.have, Need: need}
@@ -199,13 +200,8 @@ func (sp *space) ingestFailed(err error) error {
 	}
 	var built *ingestBuildError
 	if errors.As(err, &built) {
-		if sp != nil {
-			sp.release()
-		}
-		return &NoSpaceError{Dir: built.dir, Refused: true, Cause: err}
-	}
-	if sp == nil {
-		return err
+		sp.release()
+		return &NoSpaceError{Dir: sp.dir, Refused: true, Cause: err}
 	}
 	return sp.fail(err)
 }

@@ -179,10 +179,11 @@ func (s *Store) Write(b *vertex.Batch) error {
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	if err := s.space.check(b); err != nil {
+	cost := batchCost(b)
+	if err := s.space.check(cost); err != nil {
 		return fmt.Errorf("rocks: write batch (%d puts, %d deletes): %w", len(b.Puts), len(b.Deletes), err)
 	}
-	if s.ingestable(b) {
+	if s.ingestable(b, cost) {
 		if err := s.writeIngest(b); err != nil {
 			return fmt.Errorf("rocks: write batch (%d puts, %d deletes) as SST files: %w", len(b.Puts), len(b.Deletes), s.space.ingestFailed(err))
 		}
@@ -193,9 +194,7 @@ func (s *Store) Write(b *vertex.Batch) error {
 	s.fill(b)
 	wb := grocksdb.WriteBatchFrom(s.rep.bytes())
 	defer wb.Destroy()
-	if cap(s.rep.buf) > maxKeptRep {
-		s.rep = batchRep{} // a bulk load's buffer is not kept for the next
-	}
+	s.rep.release() // WriteBatchFrom copied it
 	if err := s.db.Write(s.wo, wb); err != nil {
 		if isNoSpace(err) {
 			err = s.space.fail(err)

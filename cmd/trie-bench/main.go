@@ -102,12 +102,7 @@ func run(args []string, out io.Writer) error {
 	if err := checkPrefetchMode(prefetchMode); err != nil {
 		return err
 	}
-	switch {
-	case *ingestMB < 0:
-		rocksIngestBytes = -1
-	default:
-		rocksIngestBytes = *ingestMB << 20
-	}
+	rocksIngestBytes = *ingestMB << 20 // negative stays negative: never
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
