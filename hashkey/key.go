@@ -64,25 +64,34 @@ func (k *Key) Hash() Hash {
 // String returns the key as 0x-prefixed hex.
 func (k Key) String() string { return "0x" + hex.EncodeToString(k.b[:k.n]) }
 
-// refSize is the encoded size of k as a child reference in a parent node.
-func (k *Key) refSize() int {
-	switch {
-	case k.n == 0:
-		return 1 // 0x80, the empty string
-	case k.n == 32:
+// refSize is RefSize of the bytes k holds.
+func (k *Key) refSize() int { return RefSize(k.b[:k.n]) }
+
+// appendRef is AppendRef of the bytes k holds.
+func (k *Key) appendRef(dst []byte) []byte { return AppendRef(dst, k.b[:k.n]) }
+
+// RefSize is the size of a branch's reference to a child whose key is key, the
+// bytes a Key holds (Key.Bytes): 1 for none, 33 for a hash, an embedded node's
+// RLP as it is.
+func RefSize(key []byte) int {
+	switch len(key) {
+	case 0:
+		return 1
+	case 32:
 		return 33
 	}
-	return int(k.n)
+	return len(key)
 }
 
-// appendRef appends k as a child reference: a 32-byte string for a hash, the raw
-// RLP for an embedded node, the empty string for no child.
-func (k *Key) appendRef(dst []byte) []byte {
-	switch {
-	case k.n == 0:
+// AppendRef appends a branch's reference to a child whose key is key (as in
+// RefSize): a 32-byte string for a hash, the raw RLP of an embedded node, the
+// empty string for no child.
+func AppendRef(dst, key []byte) []byte {
+	switch len(key) {
+	case 0:
 		return append(dst, 0x80)
-	case k.n == 32:
-		return append(append(dst, 0xa0), k.b[:]...)
+	case 32:
+		return append(append(dst, 0xa0), key...)
 	}
-	return append(dst, k.b[:k.n]...)
+	return append(dst, key...)
 }

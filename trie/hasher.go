@@ -42,69 +42,59 @@ func (h *hasher) key(id vertex.ID) (hashkey.Key, error) {
 		return hashkey.Key{}, vertexError(id, errTooDeep)
 	}
 	h.depth++
-	var kids [16]hashkey.Key
-	inner, outer, err := h.encode(v, &kids)
+	inner, outer, ck, err := h.encode(v)
 	h.depth--
 	if err != nil {
 		return hashkey.Key{}, err
 	}
 	k := h.NodeKey(inner, outer)
-	h.remember(id, v, k, &kids)
+	h.remember(id, v, k, ck)
 	return k, nil
-}
-
-// childKeys packs the keys kids[n] of the slots set in used, in the hasher's
-// arena (16 KiB at a time).
-func (h *hasher) childKeys(used uint16, kids *[16]hashkey.Key) vertex.ChildKeys {
-	if cap(h.keyArena)-len(h.keyArena) < 2+16*33 {
-		h.keyArena = make([]byte, 0, 16<<10)
-	}
-	start := len(h.keyArena)
-	h.keyArena = vertex.PackChildKeys(h.keyArena, used, kids)
-	return vertex.ChildKeys(h.keyArena[start:len(h.keyArena):len(h.keyArena)])
 }
 
 // encode returns the RLP of v's node: for a leaf or a plain branch in inner; for a
 // branch fused with an extension, the branch node in inner and the extension node
 // in outer. Both alias the hasher's buffers, valid until its next use. For a
-// branch it fills kids with the children's keys, taking those that did not change
-// since the branch was last hashed from its ChildKeys.
-func (h *hasher) encode(v *node, kids *[16]hashkey.Key) (inner, outer []byte, err error) {
+// branch it also returns its children's keys packed (in the hasher's arena):
+// those that did not change since the branch was last hashed come from its
+// ChildKeys, the others are computed.
+func (h *hasher) encode(v *node) (inner, outer []byte, ck vertex.ChildKeys, err error) {
 	if v.Kind == vertex.Leaf {
 		root, err := h.storageRoot(v)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
-		return h.Leaf(&v.Vertex, &root), nil, nil
+		return h.Leaf(&v.Vertex, &root), nil, nil, nil
 	}
+	// need: the used slots whose keys ChildKeys lacks or may have wrong (stale).
 	need := v.Used
 	if v.ChildKeys != nil {
-		v.ChildKeys.Unpack(kids)
 		need &= v.stale | ^v.ChildKeys.Used()
 	} else if err := h.fr.db.prefetchChildren(h.fr, v); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
+	var kids [16]hashkey.Key // the keys of the slots in need
 	for n := 0; n < 16; n++ {
-		if v.Used&(1<<n) == 0 {
-			kids[n] = hashkey.Key{} // a slot emptied since ChildKeys was packed
-			continue
-		}
 		if need&(1<<n) == 0 {
 			continue
 		}
 		if c := v.Child(n); c != vertex.NoID {
 			k, err := h.key(c)
 			if err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			if k.IsVoid() {
-				return nil, nil, vertexError(c, ErrMissingVertex)
+				return nil, nil, nil, vertexError(c, ErrMissingVertex)
 			}
 			kids[n] = k
 		}
 	}
-	inner, outer = h.Branch(&v.Vertex, kids)
-	return inner, outer, nil
+	if cap(h.keyArena)-len(h.keyArena) < 2+16*33 {
+		h.keyArena = make([]byte, 0, 16<<10)
+	}
+	inner, outer, packed := h.BranchPacked(&v.Vertex, v.ChildKeys, need, &kids, h.keyArena)
+	h.keyArena = h.keyArena[:len(h.keyArena)+len(packed)]
+	return inner, outer, packed, nil
 }
 
 // storageRoot returns the storage root of leaf v: the key of its storage
@@ -124,13 +114,10 @@ func (h *hasher) storageRoot(v *node) (hashkey.Hash, error) {
 	return root, nil
 }
 
-// remember records key k of vertex v (as seen at id) where the next read finds it.
-func (h *hasher) remember(id vertex.ID, v *node, k hashkey.Key, kids *[16]hashkey.Key) {
+// remember records key k of vertex v (as seen at id), and for a branch its
+// children's keys ck, where the next read finds them.
+func (h *hasher) remember(id vertex.ID, v *node, k hashkey.Key, ck vertex.ChildKeys) {
 	fr := h.fr
-	var ck vertex.ChildKeys
-	if v.Kind == vertex.Branch {
-		ck = h.childKeys(v.Used, kids)
-	}
 	if cur, _ := fr.vtx.Lookup(id); cur == v {
 		// Owned: disjoint sub-tries never share a vertex, so this is race-free.
 		v.Key, v.ChildKeys, v.stale = k, ck, 0

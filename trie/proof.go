@@ -39,8 +39,7 @@ func (fr *Frame) proveAt(root vertex.ID, path []byte) ([][]byte, error) {
 		if err != nil || v == nil {
 			return proof, err
 		}
-		var kids [16]hashkey.Key
-		inner, outer, err := h.encode(v, &kids)
+		inner, outer, _, err := h.encode(v)
 		if err != nil {
 			return nil, err
 		}

@@ -1,6 +1,8 @@
 package nodeenc
 
 import (
+	"encoding/binary"
+
 	"github.com/hexstate/hexstate/hashkey"
 	"github.com/hexstate/hexstate/vertex"
 )
@@ -54,6 +56,59 @@ func (e *Encoder) Branch(v *vertex.Vertex, kids *[16]hashkey.Key) (inner, outer 
 		value = e.Payload(v, &hashkey.EmptyRoot)
 	}
 	e.buf = hashkey.AppendBranch(e.buf[:0], kids, value)
+	return e.extend(v)
+}
+
+// BranchPacked is Branch for a re-hash: the children's keys are kids[n] for
+// the slots in fresh and, for v's other used slots, those old holds (packed,
+// as vertex.ChildKeys; it must hold every used slot that is not fresh). It
+// also appends the packed keys of all v's used slots to keys and returns them
+// as packed: the branch's new ChildKeys, built in the same pass over the
+// slots instead of unpacking old into kids and packing kids again.
+func (e *Encoder) BranchPacked(v *vertex.Vertex, old vertex.ChildKeys, fresh uint16, kids *[16]hashkey.Key, keys []byte) (inner, outer, packed []byte) {
+	var refs [16][]byte // each used slot's key bytes, aliasing old or kids
+	oldUsed, rest := old.Used(), []byte(old)
+	if len(rest) >= 2 {
+		rest = rest[2:]
+	}
+	payload := 0
+	for n := 0; n < 16; n++ {
+		bit := uint16(1) << n
+		var r []byte
+		if oldUsed&bit != 0 && len(rest) > 0 {
+			l := min(int(rest[0]), len(rest)-1)
+			r, rest = rest[1:1+l], rest[1+l:]
+		}
+		switch {
+		case v.Used&bit == 0:
+			r = nil
+		case fresh&bit != 0:
+			r = kids[n].Bytes()
+		}
+		refs[n] = r
+		payload += hashkey.RefSize(r)
+	}
+	var value []byte
+	if v.HasValue() {
+		value = e.Payload(v, &hashkey.EmptyRoot)
+	}
+	b := hashkey.AppendListHeader(e.buf[:0], payload+hashkey.StringSize(value))
+	start := len(keys)
+	keys = binary.BigEndian.AppendUint16(keys, v.Used)
+	for n, r := range refs {
+		b = hashkey.AppendRef(b, r)
+		if v.Used&(1<<n) != 0 {
+			keys = append(append(keys, byte(len(r))), r...)
+		}
+	}
+	e.buf = hashkey.AppendString(b, value)
+	inner, outer = e.extend(v)
+	return inner, outer, keys[start:len(keys):len(keys)]
+}
+
+// extend returns e.buf, the RLP of branch v, as Branch does: with the
+// extension node above it appended when v has a path.
+func (e *Encoder) extend(v *vertex.Vertex) (inner, outer []byte) {
 	if len(v.Path) == 0 {
 		return e.buf, nil
 	}
