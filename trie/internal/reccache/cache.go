@@ -47,12 +47,12 @@ const (
 )
 
 type cacheShard struct {
-	mu     sync.RWMutex         // Get shares it; Put, PutAll and eviction take it alone
-	idx    map[vertex.ID]uint64 // ring offset of the entry holding id's record
-	chunks [][]byte             // the ring; each chunk's length is its fill
-	chunk  int                  // bytes per chunk
-	head   uint64               // ring offset of the next entry
-	bytes  int                  // bytes held in chunks (live entries and replaced ones)
+	mu     sync.RWMutex // Get shares it; Put, PutAll and eviction take it alone
+	idx    index        // ring offset of the entry holding id's record
+	chunks [][]byte     // the ring; each chunk's length is its fill
+	chunk  int          // bytes per chunk
+	head   uint64       // ring offset of the next entry
+	bytes  int          // bytes held in chunks (live entries and replaced ones)
 }
 
 // Stats reports a cache's use.
@@ -78,7 +78,7 @@ func New(budget int) *Cache {
 		n = per / chunk
 	}
 	for i := range c.shards {
-		c.shards[i] = cacheShard{idx: make(map[vertex.ID]uint64), chunks: make([][]byte, n), chunk: chunk}
+		c.shards[i] = cacheShard{idx: newIndex(), chunks: make([][]byte, n), chunk: chunk}
 	}
 	return c
 }
@@ -101,7 +101,7 @@ func (c *Cache) shard(id vertex.ID) *cacheShard {
 func (c *Cache) Get(id vertex.ID, fn func(rec []byte) error) (bool, error) {
 	s := c.shard(id)
 	s.mu.RLock()
-	off, ok := s.idx[id]
+	off, ok := s.idx.get(id)
 	if !ok {
 		s.mu.RUnlock()
 		c.misses.Add(1)
@@ -112,9 +112,7 @@ func (c *Cache) Get(id vertex.ID, fn func(rec []byte) error) (bool, error) {
 	c.hits.Add(1)
 	if err != nil {
 		s.mu.Lock()
-		if cur, ok := s.idx[id]; ok && cur == off {
-			delete(s.idx, id) // unless a Put replaced it meanwhile
-		}
+		s.idx.remove(id, off, false) // unless a Put replaced it meanwhile
 		s.mu.Unlock()
 	}
 	return true, err
@@ -139,9 +137,9 @@ func (s *cacheShard) slot(off uint64) []byte {
 // Contains reports whether id is cached, without counting a hit or a miss.
 func (c *Cache) Contains(id vertex.ID) bool {
 	s := c.shard(id)
-	s.mu.Lock()
-	_, ok := s.idx[id]
-	s.mu.Unlock()
+	s.mu.RLock()
+	ok := s.idx.find(id) >= 0
+	s.mu.RUnlock()
 	return ok
 }
 
@@ -180,7 +178,7 @@ func (c *Cache) PutAll(recs []vertex.Record, deleted []vertex.ID) {
 					s.mu.Lock()
 					locked = true
 				}
-				delete(s.idx, id)
+				s.idx.remove(id, 0, true)
 			}
 		}
 		if locked {
@@ -192,11 +190,11 @@ func (c *Cache) PutAll(recs []vertex.Record, deleted []vertex.ID) {
 // put is Put with the shard's lock held.
 func (s *cacheShard) put(id vertex.ID, rec []byte) {
 	n := entryHeader + len(rec)
-	if len(s.chunks) == 0 || n > s.chunk {
-		delete(s.idx, id)
+	if len(s.chunks) == 0 || n > s.chunk || id == vertex.NoID {
+		s.idx.remove(id, 0, true)
 		return
 	}
-	if off, ok := s.idx[id]; ok {
+	if off, ok := s.idx.get(id); ok {
 		// A new version of a cached vertex (a persist rewriting it, or its
 		// keys found by hashing) usually has the same size: overwrite it in
 		// its slot rather than leave the old one as garbage in the ring.
@@ -222,7 +220,7 @@ func (s *cacheShard) put(id vertex.ID, rec []byte) {
 	ch = binary.BigEndian.AppendUint16(ch, uint16(len(rec)))
 	ch = binary.BigEndian.AppendUint16(ch, uint16(len(rec)))
 	s.chunks[ci] = append(ch, rec...)
-	s.idx[id] = s.head
+	s.idx.set(id, s.head)
 	s.head += uint64(n)
 	s.bytes += n
 }
@@ -239,9 +237,7 @@ func (s *cacheShard) recycle(ci int) {
 	base := uint64(ci) * uint64(s.chunk)
 	for at := 0; at < len(ch); {
 		id := vertex.ID(binary.BigEndian.Uint64(ch[at:]))
-		if off, ok := s.idx[id]; ok && off == base+uint64(at) {
-			delete(s.idx, id)
-		}
+		s.idx.remove(id, base+uint64(at), false)
 		at += entryHeader + int(binary.BigEndian.Uint16(ch[at+8:]))
 	}
 	s.bytes -= len(ch)
@@ -254,7 +250,7 @@ func (c *Cache) Stats() Stats {
 	for i := range c.shards {
 		s := &c.shards[i]
 		s.mu.Lock()
-		st.Entries += len(s.idx)
+		st.Entries += s.idx.n
 		st.Bytes += s.bytes
 		st.Budget += len(s.chunks) * s.chunk
 		s.mu.Unlock()

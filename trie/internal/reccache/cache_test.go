@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/hexstate/hexstate/vertex"
@@ -160,5 +161,46 @@ func TestCachePutAll(t *testing.T) {
 		if err != nil || ok != (want != nil) || !bytes.Equal(got, want) {
 			t.Fatalf("ID %d: Get = %v, %v, %q; want %q", id, ok, err, got, want)
 		}
+	}
+}
+
+// benchCache returns a cache of 256 MiB holding records of 60 bytes for
+// vertices 1 to n, as a 1M-account state's vertex cache holds them.
+func benchCache(n int) *Cache {
+	c := New(256 << 20)
+	rec := make([]byte, 60)
+	for id := 1; id <= n; id++ {
+		c.Put(vertex.ID(id), rec)
+	}
+	return c
+}
+
+// BenchmarkGet looks up random vertices of 2M cached ones.
+func BenchmarkGet(b *testing.B) {
+	const n = 2_000_000
+	c := benchCache(n)
+	r := rand.New(rand.NewPCG(1, 2))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		c.Get(vertex.ID(1+r.IntN(n)), func([]byte) error { return nil })
+	}
+}
+
+// BenchmarkPutAll replaces random vertices of 2M cached ones, 4,096 per call,
+// as the background writer refreshes the cache after a persist.
+func BenchmarkPutAll(b *testing.B) {
+	const n = 2_000_000
+	c := benchCache(n)
+	r := rand.New(rand.NewPCG(3, 4))
+	recs := make([]vertex.Record, 4096)
+	rec := make([]byte, 60)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i += len(recs) {
+		for j := range recs {
+			recs[j] = vertex.Record{ID: vertex.ID(1 + r.IntN(n)), Rec: rec}
+		}
+		c.PutAll(recs, nil)
 	}
 }
