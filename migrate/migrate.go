@@ -61,8 +61,12 @@ type Result struct {
 	Bytes   uint64        // bytes of records written by this run
 	Proofs  int           // account and slot proofs verified
 	Resumed bool          // the run continued an interrupted one
-	Copy    time.Duration // time spent copying
+	Copy    time.Duration // time spent copying, until the copy was committed
 	Verify  time.Duration // time spent verifying
+	// Compact is the time from the commit until the target was compacted into
+	// its final shape: the compaction runs beside the verification and the
+	// leaf index (Run waits for it before it returns).
+	Compact time.Duration
 
 	LeafEntries uint64        // entries of the target's leaf index (Options.LeafIndex)
 	LeafIndex   time.Duration // time spent copying or building it
@@ -139,21 +143,53 @@ func Run(ctx context.Context, src, dst *trie.DB, checkpointDir string, opts Opti
 		}
 	}
 	var records uint64
+	// copying is CopyFrom's result once the copy is committed: its
+	// compaction of the target runs beside what follows, and every return
+	// from here on waits for it (the caller closes dst after Run).
+	type copied struct {
+		err error
+		at  time.Time // when CopyFrom returned
+	}
+	var copying chan copied
+	var committedAt time.Time
+	finishCopy := func() error {
+		if copying == nil {
+			return nil
+		}
+		c := <-copying
+		copying = nil
+		res.Compact = c.at.Sub(committedAt)
+		if c.err != nil {
+			return fmt.Errorf("migrate: compacting the copied target: %w", c.err)
+		}
+		return nil
+	}
+	defer func() { _ = finishCopy() }()
 	if !cp.done {
+		committed := make(chan trie.CopyProgress, 1)
 		copts := trie.CopyOptions{Block: src.Block(), Resume: cp.state, CheckpointRecords: opts.CheckpointRecords,
 			Checkpoint: func(state []byte, _ trie.CopyProgress) error {
 				cp.state = state
 				return writeCheckpoint(checkpointDir, &cp)
 			},
 			Progress: func(p trie.CopyProgress) {
-				records, res.Bytes = p.Records, p.Bytes
 				report(Progress{Phase: "copy", Records: p.Records, Bytes: p.Bytes, Fraction: p.Fraction})
-			}}
+			},
+			Committed: func(p trie.CopyProgress) { committed <- p }}
 		if len(cp.state) == 0 {
 			copts.Resume = nil
 		}
-		if _, err := dst.CopyFrom(ctx, src, copts); err != nil {
-			return res, fmt.Errorf("migrate: copying (run again to resume): %w", err)
+		done := make(chan copied, 1)
+		go func() {
+			_, err := dst.CopyFrom(ctx, src, copts)
+			done <- copied{err, time.Now()}
+		}()
+		select {
+		case p := <-committed:
+			records, res.Bytes = p.Records, p.Bytes
+			copying, committedAt = done, time.Now()
+		case c := <-done:
+			return res, fmt.Errorf("migrate: copying (run again to resume): %w", c.err)
 		}
 		// The copy is committed: a run from now on only verifies.
 		cp.done, cp.state = true, binary.BigEndian.AppendUint64(nil, records)
@@ -185,6 +221,9 @@ func Run(ctx context.Context, src, dst *trie.DB, checkpointDir string, opts Opti
 			return res, fmt.Errorf("migrate: giving the target its leaf index (run again to resume): %w", err)
 		}
 		res.LeafIndex = time.Since(istart)
+	}
+	if err := finishCopy(); err != nil {
+		return res, err
 	}
 	if err := os.Remove(Checkpoint(checkpointDir)); err != nil && !os.IsNotExist(err) {
 		return res, fmt.Errorf("migrate: removing the checkpoint: %w", err)

@@ -164,6 +164,9 @@ func run(ctx context.Context, cfg *config) error {
 		}
 		fmt.Printf("leaf index: %d entries %s in %v\n", res.LeafEntries, how, res.LeafIndex.Round(1e6))
 	}
+	if res.Compact > 0 {
+		fmt.Printf("compacted: the target's files put in their final shape in %v, beside the verification\n", res.Compact.Round(1e6))
+	}
 	if !cfg.replace {
 		fmt.Printf("done: point your client at %s (or rerun with -replace)\n", dstDir)
 		return nil
