@@ -47,6 +47,12 @@ type CopyProgress struct {
 	Bytes    uint64        // bytes of records written by this run
 	Fraction float64       // estimated share of the account trie done
 	Elapsed  time.Duration // since this run started
+	// KeysComputed counts the node keys this run computed (a Keccak-256,
+	// or an embedded node's RLP): of branches whose records lack their own
+	// key, and of children for a target that stores children's keys where
+	// the source's records lack them. Between stores of one record variant
+	// it stays 0 but for short branches, whose keys are never stored.
+	KeysComputed uint64
 }
 
 // ErrCopy is wrapped by the errors of CopyFrom about its input: a target that
@@ -118,6 +124,7 @@ type copier struct {
 
 	cpPending []byte // checkpoint of the batch in flight, called after it
 	records   uint64 // records emitted (resumed runs included)
+	computed  uint64 // node keys computed (CopyProgress.KeysComputed)
 	lastCP    uint64 // records at the last checkpoint
 	start     time.Time
 	ctx       context.Context
@@ -304,5 +311,5 @@ func (c *copier) report() CopyProgress {
 	if c.done {
 		f = 1
 	}
-	return CopyProgress{Records: c.w.written, Bytes: c.w.bytes, Fraction: f, Elapsed: time.Since(c.start)}
+	return CopyProgress{Records: c.w.written, Bytes: c.w.bytes, Fraction: f, Elapsed: time.Since(c.start), KeysComputed: c.computed}
 }

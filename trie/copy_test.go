@@ -80,6 +80,31 @@ func TestCopyGrownStore(t *testing.T) {
 	}
 }
 
+// TestCopyComputesFewKeys copies a store written with each key once into
+// the other layout, once with each key once (the copy computes the keys of
+// short branches only, whose records never store them: a few dozen here,
+// where hashing every leaf would be thousands) and once with children's keys
+// (every child key the source lacks is computed), and checks the count
+// CopyProgress reports at the commit.
+func TestCopyComputesFewKeys(t *testing.T) {
+	accts := trietest.StateAccounts(3000, 4)
+	for _, f := range trietest.Formats {
+		src, _ := loaded(t, f, accts, true)
+		for _, to := range []vertex.Records{vertex.KeysOnce, vertex.ChildKeyCopies} {
+			dst, err := trie.Open(trie.NewMemoryBackend(), &trie.Options{Format: other(f), Records: to})
+			trietest.Must(t, err, "Open")
+			var final trie.CopyProgress
+			_, err = dst.CopyFrom(context.Background(), src, trie.CopyOptions{Block: src.Block(),
+				Committed: func(p trie.CopyProgress) { final = p }})
+			trietest.Must(t, err, "CopyFrom %v into %v, %v", f, other(f), to)
+			few := final.KeysComputed < final.Records/50
+			if few != (to == vertex.KeysOnce) {
+				t.Errorf("%v into %v, %v: %d keys computed for %d records", f, other(f), to, final.KeysComputed, final.Records)
+			}
+		}
+	}
+}
+
 // TestCopyResumes stops a copy at every checkpoint in turn and resumes it
 // from there in a reopened target: the records are those of one run.
 func TestCopyResumes(t *testing.T) {

@@ -67,7 +67,7 @@ func (c *copier) walk(d int, id vertex.ID, rec []byte, acct, want bool) ([]byte,
 		}
 		return c.leaf(d, id, rec, want)
 	}
-	return c.branch(d, id, rec, acct, want)
+	return c.branch(d, id, rec, acct)
 }
 
 // leaf copies a leaf: as it is, unless it is an account with storage, whose
@@ -83,6 +83,7 @@ func (c *copier) leaf(d int, id vertex.ID, rec []byte, want bool) ([]byte, hashk
 		return nil, hashkey.Key{}, fmt.Errorf("trie: copy: source vertex %d: %w", id, err)
 	}
 	if !storage {
+		c.computed++
 		return rec, c.enc.LeafKey(&L.v, &hashkey.EmptyRoot), nil
 	}
 	sid := c.alloc.Take(1)
@@ -109,6 +110,7 @@ func (c *copier) leaf(d int, id vertex.ID, rec []byte, want bool) ([]byte, hashk
 	var k hashkey.Key
 	if want {
 		root := sk.Hash()
+		c.computed++
 		k = c.enc.LeafKey(&L.v, &root)
 	}
 	return L.out, k, nil
@@ -127,8 +129,10 @@ func leafHasStorage(rec []byte) bool {
 	return rec[1+k+int(n)]&(1<<3) != 0 // the account mask's storage bit
 }
 
-// branch copies a branch and the sub-tries of its children, in key order.
-func (c *copier) branch(d int, id vertex.ID, rec []byte, acct, want bool) ([]byte, hashkey.Key, error) {
+// branch copies a branch and the sub-tries of its children, in key order,
+// and returns its target record and its key (stored, or computed from its
+// children's keys when its record lacks it).
+func (c *copier) branch(d int, id vertex.ID, rec []byte, acct bool) ([]byte, hashkey.Key, error) {
 	L := c.level(d)
 	L.v, L.acc = vertex.Vertex{}, vertex.Account{}
 	v := &L.v
@@ -137,7 +141,11 @@ func (c *copier) branch(d int, id vertex.ID, rec []byte, acct, want bool) ([]byt
 	}
 	haveCK := v.ChildKeys != nil && v.ChildKeys.Used() == v.Used
 	ownKey := !v.Key.IsHash() // not stored: computed from the children's keys
-	needKeys := !haveCK && (!c.noChild || want || ownKey)
+	// The children's keys are needed to compute the branch's own key when
+	// its record does not store it, or to store them where the target keeps
+	// children's keys. A stored key is returned as it is, unchecked (the
+	// copy's verification proves samples against the root).
+	needKeys := !haveCK && (!c.noChild || ownKey)
 	if err := c.readKids(d, L, id, v); err != nil {
 		return nil, hashkey.Key{}, err
 	}
@@ -200,6 +208,7 @@ func (c *copier) branch(d int, id vertex.ID, rec []byte, acct, want bool) ([]byt
 		v.ChildKeys.Unpack(&L.keys)
 	}
 	if ownKey {
+		c.computed++
 		v.Key = c.enc.BranchKey(v, &L.keys)
 	}
 	switch {
