@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/hexstate/hexstate/trie/internal/idtable"
 	"github.com/hexstate/hexstate/vertex"
 )
 
@@ -47,12 +48,12 @@ const (
 )
 
 type cacheShard struct {
-	mu     sync.RWMutex // Get shares it; Put, PutAll and eviction take it alone
-	idx    index        // ring offset of the entry holding id's record
-	chunks [][]byte     // the ring; each chunk's length is its fill
-	chunk  int          // bytes per chunk
-	head   uint64       // ring offset of the next entry
-	bytes  int          // bytes held in chunks (live entries and replaced ones)
+	mu     sync.RWMutex          // Get shares it; Put, PutAll and eviction take it alone
+	idx    idtable.Table[uint64] // ring offset of the entry holding id's record
+	chunks [][]byte              // the ring; each chunk's length is its fill
+	chunk  int                   // bytes per chunk
+	head   uint64                // ring offset of the next entry
+	bytes  int                   // bytes held in chunks (live entries and replaced ones)
 }
 
 // Stats reports a cache's use.
@@ -78,7 +79,7 @@ func New(budget int) *Cache {
 		n = per / chunk
 	}
 	for i := range c.shards {
-		c.shards[i] = cacheShard{idx: newIndex(), chunks: make([][]byte, n), chunk: chunk}
+		c.shards[i] = cacheShard{idx: idtable.New[uint64](0, 3), chunks: make([][]byte, n), chunk: chunk}
 	}
 	return c
 }
@@ -101,7 +102,7 @@ func (c *Cache) shard(id vertex.ID) *cacheShard {
 func (c *Cache) Get(id vertex.ID, fn func(rec []byte) error) (bool, error) {
 	s := c.shard(id)
 	s.mu.RLock()
-	off, ok := s.idx.get(id)
+	off, ok := s.idx.Get(id)
 	if !ok {
 		s.mu.RUnlock()
 		c.misses.Add(1)
@@ -112,10 +113,18 @@ func (c *Cache) Get(id vertex.ID, fn func(rec []byte) error) (bool, error) {
 	c.hits.Add(1)
 	if err != nil {
 		s.mu.Lock()
-		s.idx.remove(id, off, false) // unless a Put replaced it meanwhile
+		s.removeEntry(id, off) // unless a Put replaced it meanwhile
 		s.mu.Unlock()
 	}
 	return true, err
+}
+
+// removeEntry drops id's index entry if it is the one at ring offset off (an
+// entry replaced since stays).
+func (s *cacheShard) removeEntry(id vertex.ID, off uint64) {
+	if i := s.idx.Find(id); i >= 0 && s.idx.At(i) == off {
+		s.idx.RemoveAt(i)
+	}
 }
 
 // record returns the record of the entry at ring offset off.
@@ -138,7 +147,7 @@ func (s *cacheShard) slot(off uint64) []byte {
 func (c *Cache) Contains(id vertex.ID) bool {
 	s := c.shard(id)
 	s.mu.RLock()
-	ok := s.idx.find(id) >= 0
+	ok := s.idx.Find(id) >= 0
 	s.mu.RUnlock()
 	return ok
 }
@@ -178,7 +187,7 @@ func (c *Cache) PutAll(recs []vertex.Record, deleted []vertex.ID) {
 					s.mu.Lock()
 					locked = true
 				}
-				s.idx.remove(id, 0, true)
+				s.idx.Remove(id)
 			}
 		}
 		if locked {
@@ -191,10 +200,10 @@ func (c *Cache) PutAll(recs []vertex.Record, deleted []vertex.ID) {
 func (s *cacheShard) put(id vertex.ID, rec []byte) {
 	n := entryHeader + len(rec)
 	if len(s.chunks) == 0 || n > s.chunk || id == vertex.NoID {
-		s.idx.remove(id, 0, true)
+		s.idx.Remove(id)
 		return
 	}
-	if off, ok := s.idx.get(id); ok {
+	if off, ok := s.idx.Get(id); ok {
 		// A new version of a cached vertex (a persist rewriting it, or its
 		// keys found by hashing) usually has the same size: overwrite it in
 		// its slot rather than leave the old one as garbage in the ring.
@@ -220,7 +229,7 @@ func (s *cacheShard) put(id vertex.ID, rec []byte) {
 	ch = binary.BigEndian.AppendUint16(ch, uint16(len(rec)))
 	ch = binary.BigEndian.AppendUint16(ch, uint16(len(rec)))
 	s.chunks[ci] = append(ch, rec...)
-	s.idx.set(id, s.head)
+	s.idx.Set(id, s.head)
 	s.head += uint64(n)
 	s.bytes += n
 }
@@ -237,7 +246,7 @@ func (s *cacheShard) recycle(ci int) {
 	base := uint64(ci) * uint64(s.chunk)
 	for at := 0; at < len(ch); {
 		id := vertex.ID(binary.BigEndian.Uint64(ch[at:]))
-		s.idx.remove(id, base+uint64(at), false)
+		s.removeEntry(id, base+uint64(at))
 		at += entryHeader + int(binary.BigEndian.Uint16(ch[at+8:]))
 	}
 	s.bytes -= len(ch)
@@ -250,7 +259,7 @@ func (c *Cache) Stats() Stats {
 	for i := range c.shards {
 		s := &c.shards[i]
 		s.mu.Lock()
-		st.Entries += s.idx.n
+		st.Entries += s.idx.Len()
 		st.Bytes += s.bytes
 		st.Budget += len(s.chunks) * s.chunk
 		s.mu.Unlock()

@@ -1,0 +1,150 @@
+// Package idtable is an open-addressed hash table keyed by vertex ID, for the
+// trie's indexes that are looked up once per vertex read or written: the
+// vertex cache's (ID to ring offset) and the frame chain's (ID to the newest
+// frame holding it).
+//
+// Entries are (ID, value) pairs side by side in one slice, found by linear
+// probing from a slot the ID's hash picks, so that a lookup usually costs one
+// CPU cache miss, where a Go map costs two or three (its control word, then
+// its slots). With a value type holding no pointers the table holds none and
+// the garbage collector never scans it. vertex.NoID (0, never a vertex)
+// marks a free slot. A removal moves the later entries of its probe run back
+// instead of leaving a tombstone, so a lookup never probes past the run of
+// the ID's home slot. The table grows when an insert would fill more than
+// its load bound (in quarters of its slots, chosen by the user: a half keeps
+// the runs that a lookup of an absent ID walks short, three quarters saves
+// memory) and never shrinks.
+package idtable
+
+import "github.com/hexstate/hexstate/vertex"
+
+// Table maps vertex IDs (not vertex.NoID) to values of type V. The zero
+// Table is not ready: use New. It is not safe for concurrent use with a Set
+// or a removal; lookups may run beside each other.
+type Table[V any] struct {
+	slots []entry[V]
+	n     int
+	load  int // quarters of the slots that may hold IDs
+}
+
+type entry[V any] struct {
+	id vertex.ID
+	v  V
+}
+
+// New returns an empty table with room for ids IDs before it grows, never
+// more than quarters/4 full (quarters between 1 and 3).
+func New[V any](ids, quarters int) Table[V] {
+	t := Table[V]{load: min(max(quarters, 1), 3)}
+	t.slots = make([]entry[V], t.slotsFor(ids))
+	return t
+}
+
+// slotsFor returns the power of two of slots (64 at least) that holds ids
+// IDs within the load bound.
+func (t *Table[V]) slotsFor(ids int) int {
+	n := 64
+	for t.load*n < 4*ids {
+		n *= 2
+	}
+	return n
+}
+
+// Len is the number of IDs in the table.
+func (t *Table[V]) Len() int { return t.n }
+
+// Slots is the size of the table.
+func (t *Table[V]) Slots() int { return len(t.slots) }
+
+// home returns the slot where the probe for id starts: the bits 32 and up of
+// a multiplicative hash, mixed down (the vertex cache picks its shard by the
+// top bits of another product, which these do not repeat).
+func (t *Table[V]) home(id vertex.ID) int {
+	h := uint64(id) * 0xff51afd7ed558ccd
+	h ^= h >> 32
+	return int(h & uint64(len(t.slots)-1))
+}
+
+// Find returns the slot holding id, or -1: for At and RemoveAt, valid until
+// the next Set or removal.
+func (t *Table[V]) Find(id vertex.ID) int {
+	mask := len(t.slots) - 1
+	for i := t.home(id); ; i = (i + 1) & mask {
+		switch t.slots[i].id {
+		case id:
+			return i
+		case vertex.NoID:
+			return -1
+		}
+	}
+}
+
+// At returns the value in slot i (from Find).
+func (t *Table[V]) At(i int) V { return t.slots[i].v }
+
+// Get returns id's value.
+func (t *Table[V]) Get(id vertex.ID) (V, bool) {
+	if i := t.Find(id); i >= 0 {
+		return t.slots[i].v, true
+	}
+	var zero V
+	return zero, false
+}
+
+// Set makes v id's value (id is not vertex.NoID).
+func (t *Table[V]) Set(id vertex.ID, v V) {
+	if 4*(t.n+1) > t.load*len(t.slots) {
+		t.Reserve(1)
+	}
+	mask := len(t.slots) - 1
+	for i := t.home(id); ; i = (i + 1) & mask {
+		switch e := &t.slots[i]; e.id {
+		case id:
+			e.v = v
+			return
+		case vertex.NoID:
+			*e = entry[V]{id: id, v: v}
+			t.n++
+			return
+		}
+	}
+}
+
+// Remove deletes id's entry, if any.
+func (t *Table[V]) Remove(id vertex.ID) {
+	if i := t.Find(id); i >= 0 {
+		t.RemoveAt(i)
+	}
+}
+
+// RemoveAt deletes the entry in slot i (from Find). Each later entry of the
+// probe run whose home is at or before the hole (cyclically) moves back into
+// it, so that every entry stays reachable from its home without a free slot
+// between.
+func (t *Table[V]) RemoveAt(i int) {
+	mask := len(t.slots) - 1
+	for j := (i + 1) & mask; t.slots[j].id != vertex.NoID; j = (j + 1) & mask {
+		if h := t.home(t.slots[j].id); (j-h)&mask >= (j-i)&mask {
+			t.slots[i] = t.slots[j]
+			i = j
+		}
+	}
+	t.slots[i] = entry[V]{}
+	t.n--
+}
+
+// Reserve makes room for n more IDs within the load bound: when they do not
+// fit, the table is rebuilt at twice its size, or larger if that is not
+// enough.
+func (t *Table[V]) Reserve(n int) {
+	if 4*(t.n+n) <= t.load*len(t.slots) {
+		return
+	}
+	old := t.slots
+	t.slots, t.n = make([]entry[V], max(2*len(old), t.slotsFor(t.n+n))), 0
+	for _, e := range old {
+		if e.id != vertex.NoID {
+			t.Set(e.id, e.v)
+		}
+	}
+}
