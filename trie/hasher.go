@@ -21,7 +21,8 @@ type hasher struct {
 	parallel bool
 	depth    int // of the current key computation, against reference cycles
 	pending  []pendingKey
-	keyArena []byte // backing store of the ChildKeys packed by childKeys
+	keyArena []byte // backing store of the ChildKeys encode packs to keep
+	scratch  []byte // the packed keys of an encode that keeps none
 }
 
 type pendingKey struct {
@@ -42,7 +43,7 @@ func (h *hasher) key(id vertex.ID) (hashkey.Key, error) {
 		return hashkey.Key{}, vertexError(id, errTooDeep)
 	}
 	h.depth++
-	inner, outer, ck, err := h.encode(v)
+	inner, outer, ck, err := h.encode(v, true)
 	h.depth--
 	if err != nil {
 		return hashkey.Key{}, err
@@ -55,10 +56,11 @@ func (h *hasher) key(id vertex.ID) (hashkey.Key, error) {
 // encode returns the RLP of v's node: for a leaf or a plain branch in inner; for a
 // branch fused with an extension, the branch node in inner and the extension node
 // in outer. Both alias the hasher's buffers, valid until its next use. For a
-// branch it also returns its children's keys packed (in the hasher's arena):
-// those that did not change since the branch was last hashed come from its
-// ChildKeys, the others are computed.
-func (h *hasher) encode(v *node) (inner, outer []byte, ck vertex.ChildKeys, err error) {
+// branch it also returns its children's keys packed: those that did not change
+// since the branch was last hashed come from its ChildKeys, the others are
+// computed. With keep they are in the hasher's arena, to be remembered; else
+// in a scratch buffer valid until the next encode (a proof's).
+func (h *hasher) encode(v *node, keep bool) (inner, outer []byte, ck vertex.ChildKeys, err error) {
 	if v.Kind == vertex.Leaf {
 		root, err := h.storageRoot(v)
 		if err != nil {
@@ -89,7 +91,15 @@ func (h *hasher) encode(v *node) (inner, outer []byte, ck vertex.ChildKeys, err 
 			kids[n] = k
 		}
 	}
-	if cap(h.keyArena)-len(h.keyArena) < 2+16*33 {
+	const maxPacked = 2 + 16*33 // a bitmap and sixteen keys
+	if !keep {
+		if cap(h.scratch) < maxPacked {
+			h.scratch = make([]byte, 0, maxPacked)
+		}
+		inner, outer, packed := h.BranchPacked(&v.Vertex, v.ChildKeys, need, &kids, h.scratch[:0])
+		return inner, outer, packed, nil
+	}
+	if cap(h.keyArena)-len(h.keyArena) < maxPacked {
 		h.keyArena = make([]byte, 0, 16<<10)
 	}
 	inner, outer, packed := h.BranchPacked(&v.Vertex, v.ChildKeys, need, &kids, h.keyArena)

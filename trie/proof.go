@@ -39,7 +39,7 @@ func (fr *Frame) proveAt(root vertex.ID, path []byte) ([][]byte, error) {
 		if err != nil || v == nil {
 			return proof, err
 		}
-		inner, outer, _, err := h.encode(v)
+		inner, outer, _, err := h.encode(v, false)
 		if err != nil {
 			return nil, err
 		}
