@@ -18,7 +18,7 @@ package idtable
 
 import "github.com/hexstate/hexstate/vertex"
 
-// Table maps vertex IDs (not vertex.NoID) to values of type V. The zero
+// Table maps vertex IDs to values of type V; vertex.NoID is never in it. The zero
 // Table is not ready: use New. It is not safe for concurrent use with a Set
 // or a removal; lookups may run beside each other.
 type Table[V any] struct {
@@ -65,9 +65,12 @@ func (t *Table[V]) home(id vertex.ID) int {
 	return int(h & uint64(len(t.slots)-1))
 }
 
-// Find returns the slot holding id, or -1: for At and RemoveAt, valid until
-// the next Set or removal.
+// Find returns the slot holding id, or -1 (always for vertex.NoID): for At
+// and RemoveAt, valid until the next Set or removal.
 func (t *Table[V]) Find(id vertex.ID) int {
+	if id == vertex.NoID {
+		return -1
+	}
 	mask := len(t.slots) - 1
 	for i := t.home(id); ; i = (i + 1) & mask {
 		switch t.slots[i].id {
@@ -91,8 +94,11 @@ func (t *Table[V]) Get(id vertex.ID) (V, bool) {
 	return zero, false
 }
 
-// Set makes v id's value (id is not vertex.NoID).
+// Set makes v id's value; it ignores vertex.NoID, which is never a vertex.
 func (t *Table[V]) Set(id vertex.ID, v V) {
+	if id == vertex.NoID {
+		return
+	}
 	if 4*(t.n+1) > t.load*len(t.slots) {
 		t.Reserve(1)
 	}

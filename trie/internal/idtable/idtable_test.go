@@ -12,6 +12,12 @@ import (
 // collide, wrap around the table's end and are cut by removals, and the table
 // grows; every lookup and the count must agree, at each load bound.
 func TestAgainstMap(t *testing.T) {
+	x := New[uint64](0, 3)
+	x.Set(vertex.NoID, 1)
+	x.Remove(vertex.NoID)
+	if _, ok := x.Get(vertex.NoID); ok || x.Len() != 0 || x.Find(vertex.NoID) != -1 {
+		t.Fatalf("vertex.NoID found, or counted (%d entries)", x.Len())
+	}
 	for _, c := range []struct{ ids, quarters int }{{50, 3}, {300, 3}, {5000, 3}, {50, 2}, {5000, 2}} {
 		ids := c.ids
 		r := rand.New(rand.NewPCG(uint64(ids), uint64(c.quarters)))

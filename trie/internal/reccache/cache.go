@@ -199,7 +199,7 @@ func (c *Cache) PutAll(recs []vertex.Record, deleted []vertex.ID) {
 // put is Put with the shard's lock held.
 func (s *cacheShard) put(id vertex.ID, rec []byte) {
 	n := entryHeader + len(rec)
-	if len(s.chunks) == 0 || n > s.chunk || id == vertex.NoID {
+	if len(s.chunks) == 0 || n > s.chunk {
 		s.idx.Remove(id)
 		return
 	}
