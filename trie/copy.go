@@ -203,30 +203,24 @@ func (c *copier) run(ctx context.Context) (hashkey.Hash, error) {
 	return c.commit()
 }
 
-// commit writes the last batch with the admin record.
+// commit writes the last batch with the admin record, makes the copy the
+// database's persisted state and compacts the target, as a StateLoader's
+// Commit does; the final progress and opts.Committed come in between.
 func (c *copier) commit() (hashkey.Hash, error) {
 	if err := c.wait(); err != nil {
 		return hashkey.Hash{}, err
 	}
-	if err := c.commitLocked(); err != nil {
+	err := c.w.commit(c.alloc, c.opts.Block, c.want, func() {
+		c.done = true
+		c.progress()
+		if c.opts.Committed != nil {
+			c.opts.Committed(c.report())
+		}
+	})
+	if err != nil {
 		return hashkey.Hash{}, err
 	}
 	return c.want, nil
-}
-
-// commitLocked writes the last batch with the admin record and makes the copy
-// the database's persisted state, then compacts the target, as a
-// StateLoader's Commit does; opts.Committed is called in between.
-func (c *copier) commitLocked() error {
-	if err := c.w.commitLocked(c.alloc, c.opts.Block, c.want); err != nil {
-		return err
-	}
-	c.done = true
-	c.progress()
-	if c.opts.Committed != nil {
-		c.opts.Committed(c.report())
-	}
-	return c.db.compactBuilt(c.w.what)
 }
 
 // emit adds the record rec of target vertex id to the batch being filled,

@@ -136,7 +136,7 @@ func (l *StateLoader) Commit(block uint64) (hashkey.Hash, error) {
 		return hashkey.Hash{}, l.fail(err)
 	}
 	root := k.Hash() // EmptyRoot for a void key: nothing was added
-	if err := l.w.commit(l.alloc, block, root); err != nil {
+	if err := l.w.commit(l.alloc, block, root, nil); err != nil {
 		l.err = err
 		return hashkey.Hash{}, err
 	}

@@ -90,11 +90,15 @@ func (w *loadWriter) wait() error {
 }
 
 // commit writes the batch being filled with the admin record of block, root
-// and alloc's top, makes the loaded state the database's persisted state and
-// compacts the store (compact.go). The write in flight, if any, must be done.
-func (w *loadWriter) commit(alloc vertex.Allocator, block uint64, root hashkey.Hash) error {
+// and alloc's top, makes the loaded state the database's persisted state,
+// calls committed (when not nil) and compacts the store (compact.go). The
+// write in flight, if any, must be done.
+func (w *loadWriter) commit(alloc vertex.Allocator, block uint64, root hashkey.Hash, committed func()) error {
 	if err := w.commitLocked(alloc, block, root); err != nil {
 		return err
+	}
+	if committed != nil {
+		committed()
 	}
 	return w.db.compactBuilt(w.what)
 }
