@@ -10,7 +10,10 @@
 // Checkpoint): an interrupted run resumes where its last checkpoint was.
 // Nothing in the target is visible before the final write, which commits the
 // copy at the source's block; a target directory that still holds the
-// checkpoint file is an unfinished migration, not a usable database.
+// checkpoint file is an unfinished migration, not a usable database. Run
+// leaves the checkpoint; Finish closes the verified target and then removes
+// it, so a stop anywhere before Finish returns is resumed (and verified
+// again) by the next run.
 //
 // After the copy Run verifies the target: its root equals the source's, its
 // record count is the number of vertices copied, and proofs of a sample of

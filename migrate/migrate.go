@@ -89,8 +89,10 @@ var ErrVerify = errors.New("migrate: verification failed")
 // an earlier interrupted run of the same migration (whose checkpoint file is
 // in checkpointDir), verifies it and returns what it did. src must not be
 // written to meanwhile (cmd/trie-migrate opens it read-only). The copy is
-// committed at src.Block(); the checkpoint file is removed once the target is
-// verified.
+// committed at src.Block(). Run leaves the checkpoint in place: the target
+// becomes a database only when Finish closes it and removes the checkpoint, so
+// that a run stopped before then (even after Run returned) is resumed by the
+// next one, which verifies again.
 func Run(ctx context.Context, src, dst *trie.DB, checkpointDir string, opts Options) (Result, error) {
 	var res Result
 	want, err := src.StateRoot()
@@ -222,11 +224,19 @@ func Run(ctx context.Context, src, dst *trie.DB, checkpointDir string, opts Opti
 		}
 		res.LeafIndex = time.Since(istart)
 	}
-	if err := finishCopy(); err != nil {
-		return res, err
+	return res, finishCopy()
+}
+
+// Finish ends a migration that Run completed: it closes dst (flushing it) and
+// only then removes the checkpoint in checkpointDir, making the target a
+// database of its own. Call it only after Run returned no error; a stop at
+// any moment before it returns leaves a target the next Run resumes.
+func Finish(dst *trie.DB, checkpointDir string) error {
+	if err := dst.Close(); err != nil {
+		return fmt.Errorf("migrate: closing the target: %w", err)
 	}
 	if err := os.Remove(Checkpoint(checkpointDir)); err != nil && !os.IsNotExist(err) {
-		return res, fmt.Errorf("migrate: removing the checkpoint: %w", err)
+		return fmt.Errorf("migrate: removing the checkpoint: %w", err)
 	}
-	return res, syncDir(checkpointDir)
+	return syncDir(checkpointDir)
 }

@@ -54,16 +54,22 @@ func builderStore(t testing.TB, f vertex.Format, accts []trie.AccountLeaf) (*tri
 func migrateTo(t testing.TB, src *trie.DB, f vertex.Format, opts migrate.Options) (*trie.DB, trie.Backend, string) {
 	t.Helper()
 	dir := t.TempDir()
-	dst, b := openRocks(t, dir, f, false)
+	dst, _ := openRocks(t, dir, f, false)
 	t.Cleanup(func() { dst.Close() })
 	res, err := migrate.Run(context.Background(), src, dst, dir, opts)
 	trietest.Must(t, err, "migrate to %v", f)
 	if want := trietest.DBRoot(t, src); res.Root != want || trietest.DBRoot(t, dst) != want {
 		t.Fatalf("root %v, want %v", res.Root, want)
 	}
+	if _, err := os.Stat(migrate.Checkpoint(dir)); err != nil {
+		t.Fatalf("the checkpoint is gone before Finish: %v", err)
+	}
+	trietest.Must(t, migrate.Finish(dst, dir), "Finish")
 	if _, err := os.Stat(migrate.Checkpoint(dir)); !os.IsNotExist(err) {
 		t.Fatalf("checkpoint left behind: %v", err)
 	}
+	dst, b := openRocks(t, dir, f, false)
+	t.Cleanup(func() { dst.Close() })
 	return dst, b, dir
 }
 
@@ -212,7 +218,7 @@ func TestResumes(t *testing.T) {
 			t.Fatal("the second run did not resume")
 		}
 		trietest.SameRecords(t, b, refb)
-		dst.Close()
+		trietest.Must(t, migrate.Finish(dst, dir), "Finish")
 	}
 }
 
@@ -241,6 +247,7 @@ func TestResumesAfterCommit(t *testing.T) {
 	rep, err := dst.Check(context.Background(), nil) // compares the index with the trie too
 	trietest.Must(t, err, "Check")
 	trietest.Must(t, rep.Err(), "Check's report")
+	trietest.Must(t, migrate.Finish(dst, dir), "Finish")
 	if _, err := os.Stat(migrate.Checkpoint(dir)); !os.IsNotExist(err) {
 		t.Fatalf("the checkpoint is still there: %v", err)
 	}

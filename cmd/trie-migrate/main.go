@@ -144,10 +144,11 @@ func run(ctx context.Context, cfg *config) error {
 	cpu := newCopyCPU()
 	res, err := migrate.Run(ctx, src, dst, dstDir, migrate.Options{CheckpointRecords: cfg.every, Verify: cfg.verify, Samples: cfg.samples, LeafIndex: cfg.leafIndex, Progress: cpu.wrap(p.show)})
 	p.end()
-	if cerr := dst.Close(); err == nil && cerr != nil {
-		err = fmt.Errorf("closing the target: %w", cerr)
-	}
 	if err != nil {
+		dst.Close()
+		return err
+	}
+	if err := migrate.Finish(dst, dstDir); err != nil {
 		return err
 	}
 	if res.Resumed {
