@@ -1,6 +1,7 @@
 package rocks
 
 import (
+	"context"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -167,5 +168,37 @@ func TestIngestedFileFormats(t *testing.T) {
 	}
 	if d0, d6 := prop("0", "data block size"), prop("6", "data block size"); d0 <= d6 {
 		t.Errorf("data blocks %d bytes on level 0, %d on level 6: want LZ4 (larger) on level 0, ZSTD at the bottom", d0, d6)
+	}
+}
+
+// TestLeafIndexCopyAtBottom: a copy's leaf index, given by CopyLeafIndex
+// after the copy's compaction, is ingested at the bottom level: the
+// compaction drops the tombstones that emptied the index (a trivial move
+// would keep them there, and every ingested file would land in level 0).
+func TestLeafIndexCopyAtBottom(t *testing.T) {
+	accts := trietest.StateAccounts(3000, 8)
+	src, err := trie.Open(trie.NewMemoryBackend(), nil)
+	trietest.Must(t, err, "trie.Open")
+	trietest.LoadState(t, src, accts, 9)
+	// Batches of 16 KiB and more are ingested: the index's entries, not the
+	// marker written after them.
+	st, err := Open(t.TempDir(), &Options{BlockCacheBytes: 4 << 20, IngestBytes: 16 << 10})
+	trietest.Must(t, err, "Open")
+	dst, err := trie.Open(st, nil)
+	trietest.Must(t, err, "trie.Open")
+	defer dst.Close()
+	_, err = dst.CopyFrom(context.Background(), src, trie.CopyOptions{Block: src.Block()})
+	trietest.Must(t, err, "CopyFrom")
+	n, err := dst.CopyLeafIndex(context.Background(), src)
+	trietest.Must(t, err, "CopyLeafIndex")
+	if n < uint64(len(accts)) {
+		t.Fatalf("%d entries copied for %d accounts", n, len(accts))
+	}
+	files := make([]string, 7)
+	for l := range files {
+		files[l] = st.db.GetPropertyCF("rocksdb.num-files-at-level"+strconv.Itoa(l), st.cfLeaves)
+	}
+	if files[0] != "0" || files[6] == "0" {
+		t.Fatalf("leaf index files per level %v: want them all at the bottom", files)
 	}
 }

@@ -130,10 +130,9 @@ func (s *Store) EachLeaf(start []byte, fn func(key, val []byte) error) error {
 	ro.SetFillCache(false)
 	it := s.db.NewIteratorCF(ro, s.cfLeaves)
 	defer it.Close()
-	for it.Seek(start); it.Valid(); it.Next() {
-		if err := fn(it.Key().Data(), it.Value().Data()); err != nil {
-			return err
-		}
+	it.Seek(start)
+	if err := scanKV(it, fn); err != nil {
+		return err
 	}
 	if err := it.Err(); err != nil {
 		return fmt.Errorf("rocks: iterating the leaf index: %w", err)

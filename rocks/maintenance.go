@@ -1,6 +1,10 @@
 package rocks
 
-import "github.com/linxGnu/grocksdb"
+import (
+	"slices"
+
+	"github.com/linxGnu/grocksdb"
+)
 
 // Compact flushes the memtables and compacts every key of both column families
 // down to the bottommost level, rewriting the bottommost files too, so that a
@@ -25,12 +29,24 @@ func (s *Store) compact(bottom grocksdb.BottommostLevelCompaction) error {
 	if err := s.flush(); err != nil {
 		return err
 	}
-	co := grocksdb.NewCompactRangeOptions()
-	defer co.Destroy()
-	co.SetBottommostLevelCompaction(bottom)
-	co.SetExclusiveManualCompaction(true)
-	for _, cf := range s.handles() {
+	// The small families first. A copy's leaf index holds no entry, only
+	// the range tombstones that emptied it, until trie.DB.CopyLeafIndex fills
+	// it beside the vertices' long compaction; a trivial move would keep
+	// those tombstones at the bottom level, and every file the index build
+	// ingests (rocks/ingest.go) would land above them, in level 0. Rewritten
+	// (the bottommost level forced), they are dropped.
+	cfs := s.handles()
+	slices.Reverse(cfs)
+	for _, cf := range cfs {
+		co := grocksdb.NewCompactRangeOptions()
+		b := bottom
+		if cf == s.cfLeaves && !s.holdsKeyIn(cf, nil, leafSpan) {
+			b = grocksdb.KForce
+		}
+		co.SetBottommostLevelCompaction(b)
+		co.SetExclusiveManualCompaction(true)
 		s.db.CompactRangeCFOpt(cf, grocksdb.Range{}, co)
+		co.Destroy()
 	}
 	s.ranges.invalidate() // let the replaced files go
 	return nil

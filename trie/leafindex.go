@@ -51,14 +51,28 @@ func leafValue(dst []byte, v *vertex.Vertex) []byte {
 
 // decodeLeafValue decodes an index value of kind want, read under key.
 func decodeLeafValue(key, val []byte, want vertex.PayloadKind) (*node, error) {
-	v, err := decodeNode(val)
+	na := new(struct {
+		n   node
+		acc vertex.Account
+	})
+	if err := decodeLeafValueInto(&na.n.Vertex, &na.acc, key, val, want); err != nil {
+		return nil, err
+	}
+	return &na.n, nil
+}
+
+// decodeLeafValueInto is decodeLeafValue into v (and acc for an account),
+// which the caller may reuse: checking a whole index allocates nothing.
+func decodeLeafValueInto(v *vertex.Vertex, acc *vertex.Account, key, val []byte, want vertex.PayloadKind) error {
+	*v, *acc = vertex.Vertex{}, vertex.Account{}
+	err := vertex.DecodeInto(v, acc, val)
 	if err == nil && (v.Kind != vertex.Leaf || v.Payload != want || len(v.Path) != 0 || (v.Acc != nil && v.Acc.Storage != vertex.NoID)) {
 		err = &vertex.CorruptError{Reason: "not a leaf-index value of its kind"}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("trie: leaf index entry %x: %w", key, err)
+		return fmt.Errorf("trie: leaf index entry %x: %w", key, err)
 	}
-	return v, nil
+	return nil
 }
 
 // readLeafMarker reports whether b's leaf index is complete.

@@ -61,6 +61,7 @@ func (db *DB) CopyLeafIndex(ctx context.Context, src *DB) (entries uint64, err e
 	}
 	return db.writeLeafIndex(sameState, func(fn func(key, val []byte) error) error {
 		var n uint64
+		var scratch leafScratch
 		return src.backend.EachLeaf(nil, func(key, val []byte) error {
 			if bytes.Equal(key, leafMarkerKey) {
 				return nil
@@ -70,7 +71,7 @@ func (db *DB) CopyLeafIndex(ctx context.Context, src *DB) (entries uint64, err e
 					return err
 				}
 			}
-			if err := db.checkCopiedLeaf(key, val, n%leafSpotEvery == 0); err != nil {
+			if err := db.checkCopiedLeaf(&scratch, key, val, n%leafSpotEvery == 0); err != nil {
 				return err
 			}
 			n++
@@ -79,10 +80,17 @@ func (db *DB) CopyLeafIndex(ctx context.Context, src *DB) (entries uint64, err e
 	})
 }
 
+// leafScratch is what checkCopiedLeaf decodes an entry into, reused from one
+// entry to the next.
+type leafScratch struct {
+	v   vertex.Vertex
+	acc vertex.Account
+}
+
 // checkCopiedLeaf checks a leaf-index entry read from another database:
-// its value decodes as its key's kind and, when spot, equals the leaf db's
-// trie holds at key. The caller holds db.mu for reading.
-func (db *DB) checkCopiedLeaf(key, val []byte, spot bool) error {
+// its value decodes (into s) as its key's kind and, when spot, equals the
+// leaf db's trie holds at key. The caller holds db.mu for reading.
+func (db *DB) checkCopiedLeaf(s *leafScratch, key, val []byte, spot bool) error {
 	want := vertex.SlotPayload
 	switch len(key) {
 	case 32:
@@ -91,7 +99,7 @@ func (db *DB) checkCopiedLeaf(key, val []byte, spot bool) error {
 	default:
 		return fmt.Errorf("trie: leaf index entry %x: %w", key, &vertex.CorruptError{Reason: "key neither 32 nor 64 bytes"})
 	}
-	if _, err := decodeLeafValue(key, val, want); err != nil || !spot {
+	if err := decodeLeafValueInto(&s.v, &s.acc, key, val, want); err != nil || !spot {
 		return err
 	}
 	v, err := db.storedLeaf(key)

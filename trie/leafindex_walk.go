@@ -132,15 +132,21 @@ func (w *leafWalk) walk(v *node, prefix []byte, owner *hashkey.Hash) error {
 	return nil
 }
 
-// leafBuildBatch is how many entries BuildLeafIndex writes per batch.
-const leafBuildBatch = 1 << 16
+// leafBuildBytes is about how many bytes of keys and values BuildLeafIndex
+// and CopyLeafIndex write per batch: enough for a backend to write each batch
+// as files of its own (rocks ingests a sorted batch of Options.IngestBytes,
+// 16 MiB by default, into the bottom level of an empty index, so that the
+// build leaves nothing to compact), few enough to keep a migration's memory
+// bounded.
+const leafBuildBytes = 20 << 20
 
 // BuildLeafIndex builds the leaf index of the persisted state from the trie,
 // for a database written without one (by hexstate before the index existed,
 // or by CopyFrom): until it is built, cold reads walk the trie. It writes in
-// batches, the first of which empties the index and the last of which marks
-// it complete, so a build cut short (by ctx or a crash) leaves an index that
-// is not used, and the next build starts over. It holds the database's read
+// batches in key order, the first of which empties the index (unless it is
+// empty already) and the last of which marks it complete, so a build cut
+// short (by ctx or a crash) leaves an index that is not used, and the next
+// build starts over. It holds the database's read
 // lock throughout (Persist and Begin wait) and first waits for a pending
 // persist. Building the index of a database that has one rebuilds it.
 func (db *DB) BuildLeafIndex(ctx context.Context) (entries uint64, err error) {
@@ -172,13 +178,25 @@ func (db *DB) writeLeafIndex(check func() error, each func(fn func(key, val []by
 		db.mu.RUnlock()
 		return 0, ErrClosed
 	}
-	b := &vertex.Batch{LeafReset: true, Leaves: make([]vertex.LeafEntry, 0, leafBuildBatch+1)}
-	arena := kvArena{chunk: 1 << 20} // the batch's keys and values, copied off the walk's or iterator's buffers
+	// An index that is empty needs no reset: the batches then hold only
+	// leaves in key order, which a backend may write as files of their own
+	// (a reset would make each overlap it). The marker goes last, alone.
+	empty, err := db.leafIndexEmpty()
+	if err != nil {
+		db.mu.RUnlock()
+		return 0, fmt.Errorf("trie: building the leaf index: %w", err)
+	}
+	b := &vertex.Batch{LeafReset: !empty}
+	size := 0
+	// The batch's keys and values, copied off the walk's or iterator's
+	// buffers: one chunk holds a whole batch (its last entry ends the batch
+	// past leafBuildBytes) and is reused by the next.
+	arena := kvArena{chunk: leafBuildBytes + 4<<10}
 	flush := func() error {
 		db.wmu.Lock()
 		err := db.backend.Write(b)
 		db.wmu.Unlock()
-		b.LeafReset, b.Leaves = false, b.Leaves[:0]
+		b.LeafReset, b.Leaves, size = false, b.Leaves[:0], 0
 		arena.reset() // Write keeps none of the batch
 		return err
 	}
@@ -186,11 +204,14 @@ func (db *DB) writeLeafIndex(check func() error, each func(fn func(key, val []by
 		k, v := arena.add(key, val)
 		b.Leaves = append(b.Leaves, vertex.LeafEntry{Key: k, Val: v})
 		entries++
-		if len(b.Leaves) < leafBuildBatch {
+		if size += len(k) + len(v); size < leafBuildBytes {
 			return nil
 		}
 		return flush()
 	})
+	if err == nil && (len(b.Leaves) > 0 || b.LeafReset) {
+		err = flush()
+	}
 	if err == nil {
 		b.Leaves = append(b.Leaves, vertex.LeafEntry{Key: leafMarkerKey, Val: leafMarkerValue})
 		err = flush()
@@ -203,6 +224,17 @@ func (db *DB) writeLeafIndex(check func() error, each func(fn func(key, val []by
 	db.leafIdx = true
 	db.mu.Unlock()
 	return entries, nil
+}
+
+// leafIndexEmpty reports whether the backend's leaf index holds no entry,
+// not even the marker. The caller holds db.mu.
+func (db *DB) leafIndexEmpty() (bool, error) {
+	errFound := errors.New("found")
+	err := db.backend.EachLeaf(nil, func(_, _ []byte) error { return errFound })
+	if errors.Is(err, errFound) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // kvArena holds copies of keys and values in large chunks: one allocation
