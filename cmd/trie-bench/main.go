@@ -32,6 +32,7 @@ type benchFlags struct {
 	dir          string
 	cpuprofile   string
 	memprofile   string
+	heapprofile  string
 	trace        string // FILE:FROM-TO, an execution trace of blocks FROM..TO
 	blockLog     string // FILE: per-block phase times (CSV)
 	cacheMB      int
@@ -73,6 +74,7 @@ func run(args []string, out io.Writer) error {
 	fs.StringVar(&f.dir, "dir", "", "directory for the databases (default: a temporary one, removed afterwards)")
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the measured part to this file (samples labelled impl=..., phase=...)")
 	fs.StringVar(&f.memprofile, "memprofile", "", "write an allocation profile to this file at the end")
+	fs.StringVar(&f.heapprofile, "heapprofile", "", "write the live heap to this file after each implementation's blocks, before it persists what is left (suffixed with the implementation's name): what the unpersisted frames hold")
 	fs.StringVar(&f.blockLog, "block-log", "", "blocks mode: write each block's phase times to this file (CSV: impl,block,apply_ms,root_ms,persist_ms,start_s)")
 	fs.StringVar(&f.trace, "trace", "", "FILE:FROM-TO: write an execution trace (go tool trace) of blocks FROM to TO of the first implementation")
 	fs.Uint64Var(&f.cfg.seed, "seed", 1, "workload seed")

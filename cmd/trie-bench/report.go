@@ -216,6 +216,11 @@ func runSide(s side, f *benchFlags, w *workload, roots []hashkey.Hash, ref strin
 	res.stats = s.StatsLine()
 	fmt.Fprintf(out, "[%s] %d blocks in %v (mean %v/block); %s\n", name, len(w.blocks), wall.Round(time.Millisecond), res.total.mean().Round(time.Microsecond), res.stats)
 	fmt.Fprintf(out, "[%s] %s\n", name, heapAfterBlocks(&m0, len(w.blocks)%f.persistEvery*(f.cfg.blockAccounts+f.cfg.blockSlots)))
+	if f.heapprofile != "" {
+		if err := writeHeapProfile(f.heapprofile + "." + name); err != nil {
+			return nil, err
+		}
+	}
 	return res, nil
 }
 
@@ -233,6 +238,19 @@ func heapAfterBlocks(before *runtime.MemStats, unpersistedWrites int) string {
 		s += fmt.Sprintf(" (%.0f B per write of the %d unpersisted writes)", float64(grown)/float64(unpersistedWrites), unpersistedWrites)
 	}
 	return s
+}
+
+// writeHeapProfile writes the live heap (as of the last GC) to path.
+func writeHeapProfile(path string) error {
+	hf, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup("heap").WriteTo(hf, 0); err != nil {
+		hf.Close()
+		return err
+	}
+	return hf.Close()
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f", float64(d)/1e6) }
