@@ -5,7 +5,8 @@
 // interrupted run resumes when started again with the same arguments), then
 // verifies the copy (root, record count, proofs of a sample of accounts and
 // slots; -verify full recomputes every key), and with -replace swaps the
-// directories, keeping the old one as a backup.
+// directories, keeping the old one as a backup (a -replace stopped between
+// its two renames is finished by the same command run again).
 //
 //	trie-migrate [-to v2] [-verify sample|full] [-replace] SRC [DST]
 //
@@ -112,6 +113,11 @@ func run(ctx context.Context, cfg *config) error {
 	// "db/" must name db itself: otherwise the default target would be db/.v2,
 	// inside the source.
 	srcDir := filepath.Clean(cfg.src)
+	if cfg.replace {
+		if done, err := finishReplace(srcDir, cfg); done || err != nil {
+			return err
+		}
+	}
 	src, from, err := openSource(srcDir, cfg.cacheMiB)
 	if err != nil {
 		return err
@@ -120,10 +126,7 @@ func run(ctx context.Context, cfg *config) error {
 	if from == cfg.to && (cfg.records == 0 || cfg.records == src.Records()) {
 		return fmt.Errorf("source %s is already in format %v with %v records", srcDir, cfg.to, src.Records())
 	}
-	dstDir := srcDir + "." + cfg.to.String()
-	if cfg.dst != "" {
-		dstDir = filepath.Clean(cfg.dst)
-	}
+	dstDir := targetDir(srcDir, cfg)
 	backup := ""
 	if cfg.replace {
 		backup = srcDir + "." + from.String() + ".bak"
@@ -183,6 +186,42 @@ func run(ctx context.Context, cfg *config) error {
 	}
 	fmt.Printf("replaced: %s is now format %v; the old database is at %s\n", srcDir, cfg.to, backup)
 	return nil
+}
+
+// targetDir is the migration's target directory: DST, or SRC.<format>.
+func targetDir(srcDir string, cfg *config) string {
+	if cfg.dst != "" {
+		return filepath.Clean(cfg.dst)
+	}
+	return srcDir + "." + cfg.to.String()
+}
+
+// finishReplace completes a -replace stopped between its two renames: SRC
+// missing, its backup SRC.<format>.bak present, and the target finished (no
+// checkpoint). It moves the target to SRC and reports whether it did.
+func finishReplace(srcDir string, cfg *config) (bool, error) {
+	if _, err := os.Stat(srcDir); !os.IsNotExist(err) {
+		return false, nil
+	}
+	dstDir := targetDir(srcDir, cfg)
+	if _, err := os.Stat(dstDir); err != nil {
+		return false, nil
+	}
+	if _, err := os.Stat(migrate.Checkpoint(dstDir)); err == nil {
+		return false, nil // an unfinished migration: the source must be there
+	}
+	for _, f := range []vertex.Format{vertex.FormatV1, vertex.FormatV2} {
+		backup := srcDir + "." + f.String() + ".bak"
+		if _, err := os.Stat(backup); err != nil {
+			continue
+		}
+		if err := os.Rename(dstDir, srcDir); err != nil {
+			return false, fmt.Errorf("finishing an interrupted -replace: %w (the old database is at %s, the migrated copy at %s)", err, backup, dstDir)
+		}
+		fmt.Printf("replaced: %s is now the migrated copy (a -replace stopped between its renames); the old database is at %s\n", srcDir, backup)
+		return true, nil
+	}
+	return false, nil
 }
 
 // ErrNotDatabase is returned for a source that is not a hexstate database.

@@ -166,6 +166,28 @@ func TestReplace(t *testing.T) {
 	}
 }
 
+// TestReplaceFinishes: a -replace stopped between its renames (the source
+// moved to its backup, the finished copy not yet in its place) is finished
+// by the same command run again.
+func TestReplaceFinishes(t *testing.T) {
+	d := t.TempDir()
+	accts := trietest.StateAccounts(300, 5)
+	makeStore(t, d+"/db", vertex.FormatV1, accts)
+	cfg := config{to: vertex.FormatV2, src: d + "/db", cacheMiB: 8, samples: 50}
+	trietest.Must(t, run(context.Background(), &cfg), "run")
+	trietest.Must(t, os.Rename(d+"/db", d+"/db.v1.bak"), "the first rename")
+	cfg.replace = true
+	trietest.Must(t, run(context.Background(), &cfg), "run again")
+	store, err := rocks.Open(d+"/db", &rocks.Options{ReadOnly: true})
+	trietest.Must(t, err, "open the replaced database")
+	db, err := trie.Open(store, &trie.Options{Format: vertex.FormatV2})
+	trietest.Must(t, err, "trie.Open")
+	db.Close()
+	if _, err := os.Stat(d + "/db.v2"); !os.IsNotExist(err) {
+		t.Fatalf("the migrated copy is still at db.v2: %v", err)
+	}
+}
+
 // TestRecordVariants converts a v2 store from keys once to children's keys
 // and back (-records) within its layout: the round trip gives the source's
 // records byte for byte, and a run that would change nothing is refused.
