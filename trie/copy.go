@@ -94,7 +94,7 @@ func (db *DB) CopyFrom(ctx context.Context, src *DB, opts CopyOptions) (hashkey.
 		return hashkey.Hash{}, err
 	}
 	defer c.w.release()
-	defer c.closeCursors()
+	defer c.cursors.close()
 	root, err := c.run(ctx)
 	if err != nil {
 		c.wait()
@@ -115,8 +115,8 @@ type copier struct {
 	alloc   vertex.Allocator
 	enc     nodeenc.Encoder
 	noChild bool
-	want    hashkey.Hash  // the source's state root
-	cursors CursorBackend // the source's backend, when it has cursors
+	want    hashkey.Hash // the source's state root
+	cursors cursorPool   // reads the source
 
 	levels []*copyLevel // per depth of the walk: children's records, output
 	path   []copyFrame  // the account trie's open branches (checkpoints)
@@ -170,7 +170,7 @@ func (db *DB) startCopy(src *DB, opts *CopyOptions) (*copier, error) {
 		}
 		c.alloc.Top, c.records, c.lastCP, c.resume = st.top, st.records, st.records, st.frames
 	}
-	c.cursors, _ = src.backend.(CursorBackend)
+	c.cursors.src, _ = src.backend.(CursorBackend)
 	c.w = newLoadWriter(db, "copy", false)
 	c.w.written = c.records
 	return c, nil

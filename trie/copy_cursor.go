@@ -18,54 +18,103 @@ type RangeCursor = interface {
 
 // CursorBackend is an optional capability of a Backend: cursors whose
 // successive reads are cheaper than separate VertexRange calls. CopyFrom
-// reads its source through one cursor per depth of its walk (each depth's
-// reads move forward through the source's IDs in a builder-made store) when
-// the source's backend has it.
+// reads its source through a few of them when the source's backend has it
+// (see cursorPool).
 type CursorBackend interface {
 	NewRangeCursor() (RangeCursor, error)
 }
 
-// cursor returns depth d's cursor, opening it, or nil when the source has
-// none.
-func (c *copier) cursor(d int) RangeCursor {
-	L := c.level(d)
-	if L.cur == nil && c.cursors != nil {
-		cur, err := c.cursors.NewRangeCursor()
-		if err != nil {
-			c.cursors = nil // not available after all: read without
-		} else {
-			L.cur = cur
-		}
-	}
-	return L.cur
+// copyCursors is how many cursors a copy reads its source through, and
+// copyStep how far (in IDs) past a cursor's last read a read may start and
+// still be served by it without a seek: rocks' cursor steps over at most 16
+// records rather than seeking (rocks/cursor_native.go).
+const (
+	copyCursors = 32
+	copyStep    = 16
+)
+
+// cursorPool holds the cursors a copy reads its source through. The walk's
+// reads form several streams, each moving forward through the source's IDs
+// in a builder-made store: a branch's children lie after the sub-tries of
+// the children before them, at every depth, and an account's storage trie
+// lies beside the account's leaf. Each read goes to the cursor whose last
+// read ends just before it (a step forward, no seek), else to a new cursor
+// while there are fewer than copyCursors, else to the one used least
+// recently (a seek). The streams thus keep their own cursors, whichever
+// depth of the walk (account trie or storage trie) they belong to.
+type cursorPool struct {
+	src   CursorBackend // nil: the source has no cursors
+	curs  []pooledCursor
+	clock uint64
 }
 
-// srcRange reads the source's records in [first, first+n) for depth d of the
-// walk: through that depth's cursor when the source's backend has cursors
-// (and opens one), else with VertexRange.
-func (c *copier) srcRange(d int, first vertex.ID, n int, fn func(vertex.ID, []byte) error) error {
-	if cur := c.cursor(d); cur != nil {
+type pooledCursor struct {
+	cur  RangeCursor
+	last vertex.ID // the last ID of its last read
+	used uint64    // clock at its last read
+}
+
+// pick returns the cursor to read from first on, opening one when the pool
+// is not full, or nil when the source has no cursors.
+func (p *cursorPool) pick(first vertex.ID, n int) RangeCursor {
+	if p.src == nil {
+		return nil
+	}
+	p.clock++
+	best, lru := -1, -1
+	for i := range p.curs {
+		c := &p.curs[i]
+		if c.last <= first && first-c.last <= copyStep && (best < 0 || c.last > p.curs[best].last) {
+			best = i
+		}
+		if lru < 0 || c.used < p.curs[lru].used {
+			lru = i
+		}
+	}
+	if best < 0 && len(p.curs) < copyCursors {
+		cur, err := p.src.NewRangeCursor()
+		if err != nil {
+			if len(p.curs) == 0 {
+				p.src = nil // not available after all: read without
+				return nil
+			}
+		} else {
+			p.curs = append(p.curs, pooledCursor{cur: cur})
+			best = len(p.curs) - 1
+		}
+	}
+	if best < 0 {
+		best = lru
+	}
+	c := &p.curs[best]
+	c.last, c.used = first+vertex.ID(max(n, 1))-1, p.clock
+	return c.cur
+}
+
+// close releases the pool's cursors.
+func (p *cursorPool) close() {
+	for _, c := range p.curs {
+		c.cur.Close()
+	}
+	p.curs = nil
+}
+
+// srcRange reads the source's records in [first, first+n): through one of
+// the pool's cursors when the source's backend has cursors, else with
+// VertexRange.
+func (c *copier) srcRange(first vertex.ID, n int, fn func(vertex.ID, []byte) error) error {
+	if cur := c.cursors.pick(first, n); cur != nil {
 		return cur.VertexRange(first, n, fn)
 	}
 	return c.src.backend.VertexRange(first, n, fn)
 }
 
-// srcVertex appends the source's record of id, read for depth d of the walk,
-// to dst; found is false when there is none.
-func (c *copier) srcVertex(d int, id vertex.ID, dst []byte) (rec []byte, found bool, err error) {
-	err = c.srcRange(d, id, 1, func(_ vertex.ID, r []byte) error {
+// srcVertex appends the source's record of id to dst; found is false when
+// there is none.
+func (c *copier) srcVertex(id vertex.ID, dst []byte) (rec []byte, found bool, err error) {
+	err = c.srcRange(id, 1, func(_ vertex.ID, r []byte) error {
 		dst, found = append(dst, r...), true
 		return nil
 	})
 	return dst, found, err
-}
-
-// closeCursors releases the walk's cursors.
-func (c *copier) closeCursors() {
-	for _, L := range c.levels {
-		if L.cur != nil {
-			L.cur.Close()
-			L.cur = nil
-		}
-	}
 }

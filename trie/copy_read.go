@@ -58,14 +58,14 @@ func (r *kidReader) takeWantedFn(rid vertex.ID, rec []byte) error {
 // readKids reads the records of v's children into L: one range read over a
 // v2 branch's slots; for v1, one range read per cluster of close child IDs
 // (a child far from the others is a cluster of one). v is &L.v.
-func (c *copier) readKids(d int, L *copyLevel, id vertex.ID, v *vertex.Vertex) error {
+func (c *copier) readKids(L *copyLevel, id vertex.ID, v *vertex.Vertex) error {
 	L.buf = L.buf[:0]
 	L.got = 0
 	if v.Kids == nil {
-		if err := c.srcRange(d+1, v.Base, vertex.BranchSlots, L.takeSlot); err != nil {
+		if err := c.srcRange(v.Base, vertex.BranchSlots, L.takeSlot); err != nil {
 			return fmt.Errorf("trie: copy: reading the children of %d: %w", id, err)
 		}
-	} else if err := c.readV1Kids(d+1, L, v); err != nil {
+	} else if err := c.readV1Kids(L, v); err != nil {
 		return fmt.Errorf("trie: copy: reading the children of %d: %w", id, err)
 	}
 	if L.got != v.Used {
@@ -84,9 +84,9 @@ func (c *copier) readKids(d int, L *copyLevel, id vertex.ID, v *vertex.Vertex) e
 // read.
 const copyGap = 8
 
-// readV1Kids reads the children of v1 branch v (at depth d-1 of the walk), a
-// cluster of IDs at most copyGap apart with one range read.
-func (c *copier) readV1Kids(d int, L *copyLevel, v *vertex.Vertex) error {
+// readV1Kids reads the children of v1 branch v, a cluster of IDs at most
+// copyGap apart with one range read.
+func (c *copier) readV1Kids(L *copyLevel, v *vertex.Vertex) error {
 	r := &L.kidReader
 	n := 0
 	for s := 0; s < 16; s++ {
@@ -107,7 +107,7 @@ func (c *copier) readV1Kids(d int, L *copyLevel, v *vertex.Vertex) error {
 			j++
 		}
 		r.want, r.slot, r.k = r.ids[i:j], r.slts[i:j], 0
-		if err := c.srcRange(d, r.ids[i], int(r.ids[j-1]-r.ids[i])+1, r.takeWanted); err != nil {
+		if err := c.srcRange(r.ids[i], int(r.ids[j-1]-r.ids[i])+1, r.takeWanted); err != nil {
 			return err
 		}
 		i = j

@@ -25,7 +25,6 @@ type copyLevel struct {
 	ck   []byte     // packed children's keys computed here
 	kids [16]vertex.ID
 	keys [16]hashkey.Key
-	cur  RangeCursor // reads the source at this depth (nil: none yet, or none to be had)
 	kidReader
 }
 
@@ -90,7 +89,7 @@ func (c *copier) leaf(d int, id vertex.ID, rec []byte, want bool) ([]byte, hashk
 	src := L.acc.Storage
 	// L.buf is free: it holds the children of a branch at depth d, and the
 	// vertex there is this leaf.
-	srec, found, err := c.srcVertex(d+1, src, L.buf[:0])
+	srec, found, err := c.srcVertex(src, L.buf[:0])
 	if err != nil {
 		return nil, hashkey.Key{}, fmt.Errorf("trie: copy: reading storage trie %d: %w", src, err)
 	}
@@ -146,7 +145,7 @@ func (c *copier) branch(d int, id vertex.ID, rec []byte, acct bool) ([]byte, has
 	// children's keys. A stored key is returned as it is, unchecked (the
 	// copy's verification proves samples against the root).
 	needKeys := !haveCK && (!c.noChild || ownKey)
-	if err := c.readKids(d, L, id, v); err != nil {
+	if err := c.readKids(L, id, v); err != nil {
 		return nil, hashkey.Key{}, err
 	}
 	L.kids, L.keys = [16]vertex.ID{}, [16]hashkey.Key{}
