@@ -48,13 +48,16 @@ type config struct {
 }
 
 func main() {
+	// trie-migrate promises a bounded resident memory (docs/benchmarks.md §7).
+	limitMallocArenas()
+	tightenGC()
 	to := flag.String("to", "v2", "target format: v1 or v2")
 	verify := flag.String("verify", "sample", "verification: sample (root, record count, sampled proofs) or full (also recompute every key)")
 	samples := flag.Int("samples", 2000, "accounts (and slots) proved by the verification")
 	every := flag.Int("checkpoint", 1<<20, "records copied between two checkpoints")
 	replace := flag.Bool("replace", false, "after a verified migration, move SRC to SRC.<old format>.bak and DST to SRC")
 	noSync := flag.Bool("nosync", false, "do not fsync the target's writes (a power loss may then lose checkpointed work)")
-	cache := flag.Int("cache", 128, "MiB of block cache for reading the source")
+	cache := flag.Int("cache", 64, "MiB of block cache for reading the source")
 	records := flag.String("records", "", "the target's record variant: keys-once or child-key-copies (default: keys-once); with the source's layout as -to, converts the variant")
 	leafIndex := flag.Bool("leaf-index", true, "after verifying, give the target a leaf index: the source's, copied, or one built from the trie (without it cold reads walk the trie)")
 	flag.Usage = func() {
