@@ -138,7 +138,7 @@ func (w *leafWalk) walk(v *node, prefix []byte, owner *hashkey.Hash) error {
 // 16 MiB by default, into the bottom level of an empty index, so that the
 // build leaves nothing to compact), few enough to keep a migration's memory
 // bounded.
-const leafBuildBytes = 20 << 20
+const leafBuildBytes = 16 << 20
 
 // BuildLeafIndex builds the leaf index of the persisted state from the trie,
 // for a database written without one (by hexstate before the index existed,

@@ -97,6 +97,9 @@ func (w *loadWriter) commit(alloc vertex.Allocator, block uint64, root hashkey.H
 	if err := w.commitLocked(alloc, block, root); err != nil {
 		return err
 	}
+	// The batches are done with: let the compaction (minutes for a large
+	// state) and whatever runs beside it have their memory.
+	w.cur, w.spare = nil, nil
 	if committed != nil {
 		committed()
 	}
