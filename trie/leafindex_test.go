@@ -160,6 +160,29 @@ func TestPrefetch(t *testing.T) {
 	}
 }
 
+// TestPrefetchReadsGroups: with keys once in v2 (the defaults), Prefetch
+// reads each cold vertex of the paths with its slot group, so that hashing
+// writes to those keys makes no range read of a branch's children.
+func TestPrefetchReadsGroups(t *testing.T) {
+	mem, st, r := persistedBlock(t, 9, 200)
+	db, _ := trie.Open(mem, nil)
+	fr := db.Begin()
+	accts, slots := blockKeys()
+	before := mem.Stats()
+	trietest.Must(t, fr.Prefetch(accts, slots), "Prefetch")
+	if got := mem.Stats().RangeReads - before.RangeReads; got == 0 {
+		t.Fatal("Prefetch made no range read")
+	}
+	st.Apply(t, fr, r, 2, 100)
+	before = mem.Stats()
+	_, err := fr.StateRoot()
+	trietest.Must(t, err, "StateRoot")
+	if got := mem.Stats().RangeReads - before.RangeReads; got != 0 {
+		t.Fatalf("the hash after Prefetch made %d range reads of children", got)
+	}
+	st.Check(t, fr, nil)
+}
+
 // TestPrefetchReads: index entries read ahead answer the reads that follow
 // without backend reads, and a persist that lands drops them (the reads
 // after it see the new values).

@@ -3,7 +3,6 @@ package trie
 import (
 	"bytes"
 	"fmt"
-	"sync"
 
 	"github.com/hexstate/hexstate/hashkey"
 	"github.com/hexstate/hexstate/vertex"
@@ -38,15 +37,21 @@ func (fr *Frame) Prefetch(accounts []hashkey.Hash, slots []StorageKey) error {
 	defer fr.leave(useRead)
 	cur := make([]prefetchCursor, 0, len(accounts)+len(slots))
 	for i := range accounts {
-		cur = append(cur, prefetchCursor{id: vertex.RootID, path: hashkey.AppendNibbles(nil, accounts[i][:])})
+		cur = append(cur, prefetchCursor{id: vertex.RootID, group: vertex.NoID, path: hashkey.AppendNibbles(nil, accounts[i][:])})
 	}
 	for i := range slots {
-		cur = append(cur, prefetchCursor{id: vertex.RootID, path: hashkey.AppendNibbles(nil, slots[i].Account[:]),
+		cur = append(cur, prefetchCursor{id: vertex.RootID, group: vertex.NoID, path: hashkey.AppendNibbles(nil, slots[i].Account[:]),
 			slot: hashkey.AppendNibbles(nil, slots[i].Slot[:])})
 	}
+	// With keys once, hashing the dirty branches these paths end in reads
+	// their clean children (prefetch.go): a v2 path's vertex is read with its
+	// 15 siblings, the one range read over its group that the hash would
+	// make later, one after another, on the critical path.
+	groups := fr.db.noChild && fr.db.format == vertex.FormatV2
 	fetched := make(map[vertex.ID]bool) // true: in an earlier round
 	for len(cur) > 0 {
-		var cold []vertex.ID
+		var cold []readTask
+		round := make(map[vertex.ID]bool) // the groups read this round
 		next := cur[:0]
 		for i := range cur {
 			c := &cur[i]
@@ -62,16 +67,23 @@ func (fr *Frame) Prefetch(accounts []hashkey.Hash, slots []StorageKey) error {
 				continue // read before and absent, or evicted since: leave it to the reads
 			}
 			next = append(next, *c)
-			if !ok {
-				fetched[c.id] = false
-				cold = append(cold, c.id)
+			if ok {
+				continue
+			}
+			fetched[c.id] = false
+			switch {
+			case !groups || c.group == vertex.NoID:
+				cold = append(cold, readTask{c.id, 1})
+			case !round[c.group]:
+				round[c.group] = true
+				cold = append(cold, readTask{c.group, vertex.BranchSlots})
 			}
 		}
-		if err := fr.db.fetchVertices(cold); err != nil {
+		if err := fr.db.readParallel(cold, prefetchWorkers/prefetchReaders); err != nil {
 			return fmt.Errorf("trie: prefetch: %w", err)
 		}
-		for _, id := range cold {
-			fetched[id] = true
+		for i := range next {
+			fetched[next[i].id] = true
 		}
 		cur = next
 	}
@@ -83,6 +95,7 @@ func (fr *Frame) Prefetch(accounts []hashkey.Hash, slots []StorageKey) error {
 // trie).
 type prefetchCursor struct {
 	id         vertex.ID
+	group      vertex.ID // the v2 base of id's slot group, NoID for none
 	path, slot []byte
 }
 
@@ -103,7 +116,7 @@ func (fr *Frame) advance(c *prefetchCursor) (waiting bool, err error) {
 			if len(c.path) != 0 || c.slot == nil || v.Acc == nil || v.Acc.Storage == vertex.NoID {
 				return false, nil
 			}
-			c.id, c.path, c.slot = v.Acc.Storage, c.slot, nil
+			c.id, c.group, c.path, c.slot = v.Acc.Storage, vertex.NoID, c.slot, nil
 			continue
 		}
 		if len(c.path) == 0 {
@@ -112,46 +125,10 @@ func (fr *Frame) advance(c *prefetchCursor) (waiting bool, err error) {
 		if c.id = v.Child(int(c.path[0])); c.id == vertex.NoID {
 			return false, nil
 		}
+		if c.group = vertex.NoID; v.Kids == nil {
+			c.group = v.Base
+		}
 		c.path = c.path[1:]
 	}
 }
 
-// fetchVertices reads the records of ids from the backend into the cache,
-// prefetchWorkers at a time. The caller holds db.mu (read): no persist can
-// start meanwhile, and ids hold no pending write's vertex (getWarm found
-// none), so the records read are current.
-func (db *DB) fetchVertices(ids []vertex.ID) error {
-	if len(ids) == 0 {
-		return nil
-	}
-	var (
-		wg   sync.WaitGroup
-		mu   sync.Mutex
-		ferr error
-		next = make(chan vertex.ID)
-	)
-	for range min(prefetchWorkers, len(ids)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for id := range next {
-				rec, err := db.backend.Vertex(id)
-				if err != nil {
-					mu.Lock()
-					ferr = vertexError(id, err)
-					mu.Unlock()
-					continue
-				}
-				if rec != nil {
-					db.cache.Put(id, rec)
-				}
-			}
-		}()
-	}
-	for _, id := range ids {
-		next <- id
-	}
-	close(next)
-	wg.Wait()
-	return ferr
-}
