@@ -131,4 +131,3 @@ func (fr *Frame) advance(c *prefetchCursor) (waiting bool, err error) {
 		c.path = c.path[1:]
 	}
 }
-
