@@ -22,7 +22,9 @@ const prefetchWorkers = 16
 // Account, Storage and update calls on them that follow find them in memory.
 // It walks all the paths together, level by level: each level's vertices that
 // only the backend holds are read side by side on several goroutines, so the
-// disk serves many reads at once instead of one per step of one path.
+// disk serves many reads at once instead of one per step of one path. In a
+// v2 database that keeps each key once, a vertex is read with its slot
+// group's siblings, whose keys hashing a write to it will need.
 //
 // It is a read: it may run beside other reads of fr, and a write on fr waits
 // for it or fails (ErrConcurrentWrite). As a client's prefetcher runs beside
@@ -43,10 +45,10 @@ func (fr *Frame) Prefetch(accounts []hashkey.Hash, slots []StorageKey) error {
 		cur = append(cur, prefetchCursor{id: vertex.RootID, group: vertex.NoID, path: hashkey.AppendNibbles(nil, slots[i].Account[:]),
 			slot: hashkey.AppendNibbles(nil, slots[i].Slot[:])})
 	}
-	// With keys once, hashing the dirty branches these paths end in reads
-	// their clean children (prefetch.go): a v2 path's vertex is read with its
-	// 15 siblings, the one range read over its group that the hash would
-	// make later, one after another, on the critical path.
+	// With keys once, hashing the branches that writes to these keys dirty
+	// reads their clean children (prefetch.go). So a cold vertex of a v2
+	// path is read with its 15 siblings: the range read over its group that
+	// the hash would otherwise make later, after the block's other reads.
 	groups := fr.db.noChild && fr.db.format == vertex.FormatV2
 	fetched := make(map[vertex.ID]bool) // true: in an earlier round
 	for len(cur) > 0 {
