@@ -51,14 +51,11 @@ func leafValue(dst []byte, v *vertex.Vertex) []byte {
 
 // decodeLeafValue decodes an index value of kind want, read under key.
 func decodeLeafValue(key, val []byte, want vertex.PayloadKind) (*node, error) {
-	na := new(struct {
-		n   node
-		acc vertex.Account
-	})
-	if err := decodeLeafValueInto(&na.n.Vertex, &na.acc, key, val, want); err != nil {
+	n, acc := newNode()
+	if err := decodeLeafValueInto(&n.Vertex, acc, key, val, want); err != nil {
 		return nil, err
 	}
-	return &na.n, nil
+	return n, nil
 }
 
 // decodeLeafValueInto is decodeLeafValue into v (and acc for an account),

@@ -39,14 +39,21 @@ func (n *node) clone() *node {
 // decodeNode decodes a record into a node of its own (one allocation holds
 // the node and the account it may carry).
 func decodeNode(rec []byte) (*node, error) {
+	n, acc := newNode()
+	if err := vertex.DecodeInto(&n.Vertex, acc, rec); err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+// newNode returns a zero node and the account it may carry, in one
+// allocation, for a decode into.
+func newNode() (*node, *vertex.Account) {
 	na := new(struct {
 		n   node
 		acc vertex.Account
 	})
-	if err := vertex.DecodeInto(&na.n.Vertex, &na.acc, rec); err != nil {
-		return nil, err
-	}
-	return &na.n, nil
+	return &na.n, &na.acc
 }
 
 // encode appends n's record to dst: a branch with its children's keys when
