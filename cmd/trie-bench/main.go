@@ -143,7 +143,18 @@ func run(args []string, out io.Writer) error {
 		}
 	}
 	if f.mode == "scale" && f.membound != "" {
-		return runMembound(&f, args, out)
+		return runMembound(&f, args, out) // each child profiles itself
+	}
+	if f.cpuprofile != "" {
+		pf, err := os.Create(f.cpuprofile)
+		if err != nil {
+			return err
+		}
+		defer pf.Close()
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	if f.mode == "scale" {
 		f.scale.accWrites, f.scale.slotWrites = f.cfg.blockAccounts, f.cfg.blockSlots
@@ -158,17 +169,6 @@ func run(args []string, out io.Writer) error {
 	fmt.Fprintf(out, "workload: %d accounts, %d with storage, %d slots; per block %d account updates, %d slot writes (in all %d new slots, %d deletes)\n\n",
 		len(w.accounts), len(w.storage), w.slots, f.cfg.blockAccounts, f.cfg.blockSlots, w.newSlots, w.delSlots)
 
-	if f.cpuprofile != "" {
-		pf, err := os.Create(f.cpuprofile)
-		if err != nil {
-			return err
-		}
-		defer pf.Close()
-		if err := pprof.StartCPUProfile(pf); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
-	}
 	switch f.mode {
 	case "blocks":
 		err = runBlocks(&f, w, out)
