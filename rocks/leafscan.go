@@ -40,12 +40,14 @@ import (
 )
 
 // scanKV calls fn for every record from it's position on, in order, copying
-// them into a Go buffer in runs of up to 256 KiB with one cgo call per run
-// (grocksdb's Valid, Key, Value and Next are four calls per record). The key
-// and value passed to fn are valid until fn returns. It stops at the first
-// error of fn and returns it; the caller checks it.Err() afterwards.
+// them into a Go buffer in runs with one cgo call per run (grocksdb's Valid,
+// Key, Value and Next are four calls per record). The first run is 4 KiB, so
+// that a caller who stops at the first record (an emptiness check) copies
+// little; each full run doubles the next, up to 256 KiB. The key and value
+// passed to fn are valid until fn returns. It stops at the first error of fn
+// and returns it; the caller checks it.Err() afterwards.
 func scanKV(it *grocksdb.Iterator, fn func(key, val []byte) error) error {
-	buf := make([]byte, 256<<10)
+	buf := make([]byte, 4<<10)
 	nit := nativeIterator(it)
 	for {
 		var more C.int
@@ -64,7 +66,7 @@ func scanKV(it *grocksdb.Iterator, fn func(key, val []byte) error) error {
 		if more == 0 {
 			return nil
 		}
-		if used == 0 { // one record larger than buf
+		if used == 0 || len(buf) < 256<<10 { // one record larger than buf, or a short run
 			buf = make([]byte, max(2*len(buf), int(need)))
 		}
 	}
