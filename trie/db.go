@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/hexstate/hexstate/hashkey"
+	"github.com/hexstate/hexstate/trie/internal/framestore"
 	"github.com/hexstate/hexstate/trie/internal/reccache"
 	"github.com/hexstate/hexstate/vertex"
 )
@@ -88,6 +89,9 @@ type DB struct {
 	// last added to holds (under mu): a new chain's index is sized for as
 	// many (see ancestryOf).
 	lastChainIDs int
+	// chains keeps the indexes of lines of frames nothing reaches any more,
+	// for the next lines (ancestryOf).
+	chains *framestore.ChainPool
 	// prefetchIdle is how many more hashes skip the batched prefetch
 	// (prefetch.go).
 	prefetchIdle atomic.Int32
@@ -151,6 +155,7 @@ func Open(b Backend, opts *Options) (*DB, error) {
 		stored:  stored{block: a.block, root: a.root},
 
 		syncPersist: opts.SyncPersist,
+		chains:      new(framestore.ChainPool),
 	}
 	db.base = newFrame(db, nil, vertex.Allocator{Top: a.top})
 	db.base.sealed = true

@@ -1,6 +1,8 @@
 package trie
 
 import (
+	"runtime"
+
 	"github.com/hexstate/hexstate/trie/internal/framestore"
 	"github.com/hexstate/hexstate/vertex"
 )
@@ -61,7 +63,10 @@ func (c *frameChain) add(fr *Frame) {
 // frame), at a fork, and when the frames persisted below a line outnumber
 // the live ones (a client persisting the bottom of a long chain). A new index
 // is sized for as many IDs as the last one held, so a chain of similar
-// blocks does not regrow it.
+// blocks does not regrow it, and comes from db.chains, which holds the
+// indexes of lines nothing reaches any more: its table is memory the process
+// has touched before, not a page fault per page in that one Begin
+// (framestore.ChainPool).
 //
 // A vertex a sealed frame gains later (a hash of it that copies an inherited
 // vertex into it to store its key) is not added: a read that misses it finds
@@ -95,7 +100,11 @@ func ancestryOf(db *DB, parent *Frame) ancestry {
 		n += f.vtx.Len()
 		a.first = min(a.first, f.vtx.First()) // the frames' own: a replayed one has no chain
 	}
-	c = &frameChain{index: framestore.NewChainIndex(max(n, db.lastChainIDs+db.lastChainIDs/4))}
+	c = &frameChain{index: db.chains.Get(max(n, db.nextChainIDs()))}
+	// The index goes back to the pool once nothing reaches this line any
+	// more: its frames folded or dropped and unreferenced, the pending write
+	// that read it landed.
+	runtime.AddCleanup(c, db.chains.Put, c.index)
 	for i := len(line) - 1; i >= 0; i-- {
 		c.add(line[i])
 	}
@@ -107,6 +116,10 @@ func ancestryOf(db *DB, parent *Frame) ancestry {
 	db.lastChainIDs = c.index.Len()
 	return a
 }
+
+// nextChainIDs is how many IDs a new line's index is made for: a quarter
+// more than the last line's held. The caller holds db.mu.
+func (db *DB) nextChainIDs() int { return db.lastChainIDs + db.lastChainIDs/4 }
 
 // inChain returns vertex id as fr's frames hold it (nil: deleted) and
 // whether they hold it at all (else the persisted state decides).

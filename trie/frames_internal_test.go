@@ -3,6 +3,7 @@ package trie
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/hexstate/hexstate/hashkey"
 	"github.com/hexstate/hexstate/vertex"
@@ -321,6 +322,43 @@ func TestChainIndexBuiltOnce(t *testing.T) {
 	fr = fr.Begin()
 	if slots := fr.below.chain.index.Slots(); slots > 2*long {
 		t.Fatalf("after a chain of 3 small frames, an index of %d slots (a chain of %d IDs came before it)", slots, long)
+	}
+}
+
+// TestChainIndexPrepared: a persist has the next line's index made ahead
+// (framestore.ChainPool.Prepare), sized like the last line's, and the line
+// begun after it takes that index instead of making one in its Begin.
+func TestChainIndexPrepared(t *testing.T) {
+	db := fiOpen(t, vertex.FormatV2, 0)
+	fr := db.Begin()
+	for b := 0; b < 20; b++ {
+		for i := 0; i < 300; i++ {
+			fiMust(t, fr.UpdateAccount(fiAddr(b*300+i), fiAcc(uint64(b))))
+		}
+		_, err := fr.StateRoot()
+		fiMust(t, err)
+		fr = fr.Begin()
+	}
+	fiMust(t, db.Persist(fr, 1))
+	want := db.nextChainIDs()
+	deadline := time.Now().Add(10 * time.Second)
+	for db.chains.Spares() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no index was prepared within 10 s of a persist")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	spares := db.chains.Spares()
+	child := fr.Begin() // on the base: no frames below to index
+	fiMust(t, child.UpdateAccount(fiAddr(1), fiAcc(99)))
+	_, err := child.StateRoot()
+	fiMust(t, err)
+	grand := child.Begin()
+	if db.chains.Spares() != spares-1 {
+		t.Fatalf("the new line's Begin left %d spares of %d: it made its index instead of taking the prepared one", db.chains.Spares(), spares)
+	}
+	if got := grand.below.chain.index; !got.Fits(want) {
+		t.Fatalf("the new line's index has %d slots, not room for the %d IDs the last line's size asks for", got.Slots(), want)
 	}
 }
 

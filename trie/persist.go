@@ -122,6 +122,9 @@ func (db *DB) persistLocked(fr *Frame, block uint64) (built bool, err error) {
 	db.base, db.block, db.root = fr, block, root
 	db.pending = p
 	db.startWrite(p)
+	// The frame after the next begins a new line, whose index is sized like
+	// the last one (ancestryOf): have its table ready, in memory.
+	db.chains.Prepare(db.nextChainIDs())
 	return built, nil
 }
 

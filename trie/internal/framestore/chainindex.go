@@ -36,6 +36,9 @@ func (x *ChainIndex) Get(id vertex.ID) (seq uint32, ok bool) { return x.t.Get(id
 // Len is the number of IDs in the index.
 func (x *ChainIndex) Len() int { return x.t.Len() }
 
+// Fits reports whether ids IDs fit the index without its growing.
+func (x *ChainIndex) Fits(ids int) bool { return x.t.Fits(ids) }
+
 // Slots is the size of the index's table: it holds up to half as many IDs.
 func (x *ChainIndex) Slots() int { return x.t.Slots() }
 

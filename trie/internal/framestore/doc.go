@@ -4,8 +4,11 @@
 // frames (ChainIndex: each ID the frames hold, with the position of the
 // newest frame holding it), so that a read of a vertex an earlier frame
 // changed goes to that frame directly instead of asking every frame between.
+// A ChainPool keeps spare indexes whose pages are in memory, so that a new
+// line's index, built in one block's Begin, does not take a page fault per
+// page of a fresh table.
 //
 // A Store is not safe for concurrent use, except that after Extend several
 // goroutines may SetSized different IDs. A ChainIndex is safe for concurrent
-// Gets, not for an Add beside them.
+// Gets, not for an Add beside them. A ChainPool is safe for concurrent use.
 package framestore

@@ -1,6 +1,10 @@
 package idtable
 
-import "github.com/hexstate/hexstate/vertex"
+import (
+	"unsafe"
+
+	"github.com/hexstate/hexstate/vertex"
+)
 
 // Table maps vertex IDs to values of type V; vertex.NoID is never in it.
 // The zero Table is not ready: use New. It is not safe for concurrent use
@@ -83,7 +87,7 @@ func (t *Table[V]) Set(id vertex.ID, v V) {
 	if id == vertex.NoID {
 		return
 	}
-	if 4*(t.n+1) > t.load*len(t.slots) {
+	if !t.Fits(t.n + 1) {
 		t.Reserve(1)
 	}
 	mask := len(t.slots) - 1
@@ -123,11 +127,36 @@ func (t *Table[V]) RemoveAt(i int) {
 	t.n--
 }
 
+// Fits reports whether ids IDs fit the table within its load bound.
+func (t *Table[V]) Fits(ids int) bool { return 4*ids <= t.load*len(t.slots) }
+
+// Suits reports whether the table could serve for ids IDs in place of a new
+// one: they fit, and it is at most twice the size a new one would be.
+func (t *Table[V]) Suits(ids int) bool {
+	return t.Fits(ids) && len(t.slots) <= 2*t.slotsFor(ids)
+}
+
+// Reset empties the table, keeping its size.
+func (t *Table[V]) Reset() {
+	clear(t.slots)
+	t.n = 0
+}
+
+// Prefault writes one slot in every 4 KiB of the table, so that its pages
+// are in memory before a burst of Sets, which would otherwise take a page
+// fault per page of a fresh table.
+func (t *Table[V]) Prefault() {
+	step := max(1, 4096/int(unsafe.Sizeof(entry[V]{})))
+	for i := 0; i < len(t.slots); i += step {
+		t.slots[i] = entry[V]{}
+	}
+}
+
 // Reserve makes room for n more IDs within the load bound: when they do not
 // fit, the table is rebuilt at twice its size, or larger if that is not
 // enough.
 func (t *Table[V]) Reserve(n int) {
-	if 4*(t.n+n) <= t.load*len(t.slots) {
+	if t.Fits(t.n + n) {
 		return
 	}
 	old := t.slots

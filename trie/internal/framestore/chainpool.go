@@ -1,0 +1,108 @@
+package framestore
+
+import "sync"
+
+// ChainPool holds spare indexes for lines of frames. A line's index is sized
+// for a whole persist interval of frames (32 MiB of table at 64 blocks of
+// 6,000 writes) and is filled with a frame's changes in one block's Begin,
+// right after a persist. A table allocated there is memory the process has
+// not touched, and the first write to each of its pages is a page fault
+// (15–30 µs each on the benchmark VMs: 100–300 ms for that Begin). A spare's
+// pages are in memory: it is either a table prepared and prefaulted on a
+// goroutine of its own (Prepare, which the trie calls at each persist, a
+// block before the index is needed) or the emptied index of a line nothing
+// reaches any more (Put, which the trie calls from a runtime.AddCleanup on
+// the line: the garbage collector is what proves that no frame and no
+// pending write reads it).
+//
+// A ChainPool is safe for concurrent use.
+type ChainPool struct {
+	mu        sync.Mutex
+	spare     []*ChainIndex
+	preparing bool
+}
+
+// poolSpares bounds the indexes a pool keeps.
+const poolSpares = 2
+
+// Get returns an empty index with room for ids IDs: the smallest spare that
+// has room and is at most twice the size of a new one, or a new one.
+func (p *ChainPool) Get(ids int) *ChainIndex {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	i := p.fitting(ids)
+	if i < 0 {
+		return NewChainIndex(ids)
+	}
+	x := p.spare[i]
+	p.spare = append(p.spare[:i], p.spare[i+1:]...)
+	return x
+}
+
+// Put empties x and keeps it for a later Get. The caller must not use x
+// afterwards.
+func (p *ChainPool) Put(x *ChainIndex) {
+	x.t.Reset()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.keepLocked(x)
+}
+
+// Prepare makes a spare with room for ids IDs and its pages in memory, on a
+// goroutine of its own, unless the pool has a spare Get would return for
+// them or is making one.
+func (p *ChainPool) Prepare(ids int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.preparing || p.fitting(ids) >= 0 {
+		return
+	}
+	p.preparing = true
+	go func() {
+		x := NewChainIndex(ids)
+		x.t.Prefault()
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.preparing = false
+		p.keepLocked(x)
+	}()
+}
+
+// Spares is how many indexes the pool holds.
+func (p *ChainPool) Spares() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.spare)
+}
+
+// fitting returns the position of the smallest spare with room for ids IDs
+// and not too large for them (idtable.Table.Suits), or -1. The caller holds
+// p.mu.
+func (p *ChainPool) fitting(ids int) int {
+	best := -1
+	for i, x := range p.spare {
+		if x.t.Suits(ids) && (best < 0 || x.Slots() < p.spare[best].Slots()) {
+			best = i
+		}
+	}
+	return best
+}
+
+// keepLocked keeps x as a spare, in place of the smallest when the pool is
+// full (and not at all when x is smaller than every spare). The caller holds
+// p.mu.
+func (p *ChainPool) keepLocked(x *ChainIndex) {
+	if len(p.spare) < poolSpares {
+		p.spare = append(p.spare, x)
+		return
+	}
+	small := 0
+	for i, s := range p.spare {
+		if s.Slots() < p.spare[small].Slots() {
+			small = i
+		}
+	}
+	if x.Slots() > p.spare[small].Slots() {
+		p.spare[small] = x
+	}
+}
