@@ -164,7 +164,8 @@ func TestPrefetch(t *testing.T) {
 // reads each cold vertex of the paths with its slot group, so that hashing
 // writes to the prefetched accounts makes no range read of a branch's
 // children, although their siblings (the other accounts) were not
-// prefetched.
+// prefetched, and no point read of the storage roots of the contracts among
+// those siblings either.
 func TestPrefetchReadsGroups(t *testing.T) {
 	mem, _, _ := persistedBlock(t, 9, 200)
 	db, _ := trie.Open(mem, nil)
@@ -196,6 +197,9 @@ func TestPrefetchReadsGroups(t *testing.T) {
 	trietest.Must(t, err, "StateRoot")
 	if got := mem.Stats().RangeReads - before.RangeReads; got != 0 {
 		t.Fatalf("the hash after Prefetch made %d range reads of children", got)
+	}
+	if got := mem.Stats().PointReads - before.PointReads; got != 0 {
+		t.Fatalf("the hash after Prefetch made %d point reads (storage roots of the contracts beside the written accounts)", got)
 	}
 }
 

@@ -24,7 +24,9 @@ const prefetchWorkers = 16
 // only the backend holds are read side by side on several goroutines, so the
 // disk serves many reads at once instead of one per step of one path. In a
 // v2 database that keeps each key once, a vertex is read with its slot
-// group's siblings, whose keys hashing a write to it will need.
+// group's siblings, whose keys hashing a write to it will need, and with the
+// storage roots of the contracts among them (their leaf keys hold those
+// roots' keys).
 //
 // It is a read: it may run beside other reads of fr, and a write on fr waits
 // for it or fails (ErrConcurrentWrite). As a client's prefetcher runs beside
@@ -84,12 +86,40 @@ func (fr *Frame) Prefetch(accounts []hashkey.Hash, slots []StorageKey) error {
 		if err := fr.db.readParallel(cold, prefetchWorkers/prefetchReaders); err != nil {
 			return fmt.Errorf("trie: prefetch: %w", err)
 		}
+		if err := fr.prefetchStorageRoots(round); err != nil {
+			return fmt.Errorf("trie: prefetch: %w", err)
+		}
 		for i := range next {
 			fetched[next[i].id] = true
 		}
 		cur = next
 	}
 	return nil
+}
+
+// prefetchStorageRoots reads the storage roots of the contract accounts in
+// the slot groups just read (groups, by base) that only the backend holds.
+// Such an account is a clean sibling of a path that a write will dirty, and
+// hashing that write recomputes its leaf key, which holds its storage root's
+// key: the hash's prefetch (prefetchDirty's second round) would read them
+// otherwise, after the block's other reads. With them here, that walk finds
+// nothing left to read and the hashes after it skip it (prefetchSkip).
+func (fr *Frame) prefetchStorageRoots(groups map[vertex.ID]bool) error {
+	var roots []readTask
+	for base := range groups {
+		for id := base; id < base+vertex.BranchSlots; id++ {
+			s := vertex.NoID
+			// Nothing else of the cache in the callback: Get holds its shard.
+			fr.db.cache.Get(id, func(rec []byte) error {
+				s = storageOf(rec)
+				return nil
+			})
+			if s != vertex.NoID && fr.stored(s) {
+				roots = append(roots, readTask{s, 1})
+			}
+		}
+	}
+	return fr.db.readParallel(roots, prefetchWorkers/prefetchReaders)
 }
 
 // prefetchCursor is one path of a prefetch: the next vertex and the nibbles
