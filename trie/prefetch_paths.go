@@ -55,7 +55,7 @@ func (fr *Frame) Prefetch(accounts []hashkey.Hash, slots []StorageKey) error {
 	fetched := make(map[vertex.ID]bool) // true: in an earlier round
 	for len(cur) > 0 {
 		var cold []readTask
-		round := make(map[vertex.ID]bool) // the groups read this round
+		round := make(map[vertex.ID]uint16) // the groups read this round: their used slots
 		next := cur[:0]
 		for i := range cur {
 			c := &cur[i]
@@ -78,8 +78,8 @@ func (fr *Frame) Prefetch(accounts []hashkey.Hash, slots []StorageKey) error {
 			switch {
 			case !groups || c.group == vertex.NoID:
 				cold = append(cold, readTask{c.id, 1})
-			case !round[c.group]:
-				round[c.group] = true
+			case round[c.group] == 0:
+				round[c.group] = c.used
 				cold = append(cold, readTask{c.group, vertex.BranchSlots})
 			}
 		}
@@ -98,17 +98,21 @@ func (fr *Frame) Prefetch(accounts []hashkey.Hash, slots []StorageKey) error {
 }
 
 // prefetchStorageRoots reads the storage roots of the contract accounts in
-// the slot groups just read (groups, by base) that only the backend holds.
+// the slot groups just read (groups: their used slots, by base) that only the
+// backend holds.
 // Such an account is a clean sibling of a path that a write will dirty, and
 // hashing that write recomputes its leaf key, which holds its storage root's
 // key: the hash's prefetch (prefetchDirty's second round) would read them
 // otherwise, after the block's other reads. With them here, that walk finds
 // nothing left to read and the hashes after it skip it (prefetchSkip).
-func (fr *Frame) prefetchStorageRoots(groups map[vertex.ID]bool) error {
+func (fr *Frame) prefetchStorageRoots(groups map[vertex.ID]uint16) error {
 	var roots []readTask
-	for base := range groups {
-		for id := base; id < base+vertex.BranchSlots; id++ {
-			s := vertex.NoID
+	for base, used := range groups {
+		for n := 0; n < vertex.BranchSlots; n++ {
+			if used&(1<<n) == 0 {
+				continue
+			}
+			id, s := base+vertex.ID(n), vertex.NoID
 			// Nothing else of the cache in the callback: Get holds its shard.
 			fr.db.cache.Get(id, func(rec []byte) error {
 				s = storageOf(rec)
@@ -128,6 +132,7 @@ func (fr *Frame) prefetchStorageRoots(groups map[vertex.ID]bool) error {
 type prefetchCursor struct {
 	id         vertex.ID
 	group      vertex.ID // the v2 base of id's slot group, NoID for none
+	used       uint16    // the group's used slots (its branch's Used)
 	path, slot []byte
 }
 
@@ -158,7 +163,7 @@ func (fr *Frame) advance(c *prefetchCursor) (waiting bool, err error) {
 			return false, nil
 		}
 		if c.group = vertex.NoID; v.Kids == nil {
-			c.group = v.Base
+			c.group, c.used = v.Base, v.Used
 		}
 		c.path = c.path[1:]
 	}
