@@ -88,21 +88,12 @@ func (p *ChainPool) fitting(ids int) int {
 	return best
 }
 
-// keepLocked keeps x as a spare, in place of the smallest when the pool is
-// full (and not at all when x is smaller than every spare). The caller holds
+// keepLocked keeps x as a spare, in place of the oldest when the pool is
+// full: the newest spares are sized like the lines of late. The caller holds
 // p.mu.
 func (p *ChainPool) keepLocked(x *ChainIndex) {
-	if len(p.spare) < poolSpares {
-		p.spare = append(p.spare, x)
-		return
+	if len(p.spare) == poolSpares {
+		p.spare = append(p.spare[:0], p.spare[1:]...)
 	}
-	small := 0
-	for i, s := range p.spare {
-		if s.Slots() < p.spare[small].Slots() {
-			small = i
-		}
-	}
-	if x.Slots() > p.spare[small].Slots() {
-		p.spare[small] = x
-	}
+	p.spare = append(p.spare, x)
 }

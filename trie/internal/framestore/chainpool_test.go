@@ -10,7 +10,7 @@ import (
 // TestChainPool: an index put back comes out of Get empty and with its
 // table (no new allocation), Get picks the smallest spare with room and
 // makes a new index when none has room or every one with room is over twice
-// the size it needs, and a full pool keeps its largest spares.
+// the size it needs, and a full pool keeps its newest spares.
 func TestChainPool(t *testing.T) {
 	var p ChainPool
 	big := NewChainIndex(100_000)
@@ -48,13 +48,13 @@ func TestChainPool(t *testing.T) {
 	if x := p.Get(1 << 20); x.Slots() < 1<<21 {
 		t.Fatalf("Get(1<<20) has %d slots, not room for 1<<20 IDs at half load", x.Slots())
 	}
-	// A full pool keeps its two largest.
-	a, b, c := NewChainIndex(10), NewChainIndex(10_000), NewChainIndex(100_000)
+	// A full pool keeps its two newest.
+	a, b, c := NewChainIndex(10_000), NewChainIndex(100_000), NewChainIndex(10)
+	p.Put(a)
 	p.Put(b)
 	p.Put(c)
-	p.Put(a)
-	if p.Get(5000) != b || p.Get(50_000) != c || p.Spares() != 0 {
-		t.Fatalf("a full pool did not keep its two largest spares")
+	if p.Spares() != 2 || p.Get(50_000) != b || p.Get(10) != c || p.Spares() != 0 {
+		t.Fatalf("a full pool did not keep its two newest spares")
 	}
 }
 
