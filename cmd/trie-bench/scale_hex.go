@@ -229,6 +229,7 @@ func (h *hexScale) Stats() map[string]uint64 {
 		h.last.rocks = rs
 		out["rocks_data_block_reads"], out["rocks_data_block_hits"] = d.DataBlockReads, d.DataBlockHits
 		out["rocks_file_reads"], out["rocks_file_read_bytes"] = d.FileReads, d.FileReadBytes
+		out["rocks_index_block_reads"], out["rocks_filter_block_reads"] = d.IndexBlockReads, d.FilterBlockReads
 	}
 	b := h.db.BackendStats()
 	out["backend_point_reads"] = b.PointReads - h.last.backend.PointReads
