@@ -75,13 +75,23 @@ struct hx_sst {
 // file_options returns opts for a file that lands on the bottom level (an
 // SstFileWriter, not knowing the level, writes as for the bottom: the
 // bottommost compression and, with the store's hybrid filter policy, Ribbon
-// filters) or, when not bottom, for an upper one, as a memtable flush writes
+// filters, unless the family keeps no last-level filters) or, when not bottom, for an upper one, as a memtable flush writes
 // it: the upper levels' compression and Bloom filters of bloom_bits bits per
 // key (cheaper to build; 0: no filter).
 static rocksdb::Options file_options(const rocksdb::Options& opts,
                                      bool bottom, double bloom_bits) {
   rocksdb::Options o = opts;
   if (bottom) {
+    // A family that keeps no filters in its last level (the vertices',
+    // optimize_filters_for_hits) gets none in a file ingested there either:
+    // an SstFileWriter does not know the level and would build them.
+    const rocksdb::BlockBasedTableOptions* t =
+        o.table_factory->GetOptions<rocksdb::BlockBasedTableOptions>();
+    if (o.optimize_filters_for_hits && t != nullptr && t->filter_policy != nullptr) {
+      rocksdb::BlockBasedTableOptions nofilter = *t;
+      nofilter.filter_policy.reset();
+      o.table_factory.reset(rocksdb::NewBlockBasedTableFactory(nofilter));
+    }
     return o;
   }
   o.bottommost_compression = o.compression;

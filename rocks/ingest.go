@@ -260,7 +260,7 @@ func (s *Store) writeSST(f *ingestFile, rep []byte, bottom, split bool) error {
 			limit = min(limit, off+s.ingestSplit)
 		}
 		var err error
-		if off, err = s.writeOneSST(path, rep, off, limit, bottom); err != nil {
+		if off, err = s.writeOneSST(path, s.native.cfOptions(f.cf.Name()), rep, off, limit, bottom); err != nil {
 			return err
 		}
 	}
@@ -268,12 +268,12 @@ func (s *Store) writeSST(f *ingestFile, rep []byte, bottom, split bool) error {
 }
 
 // writeOneSST writes the SST file path from the records of rep from off on,
-// up to the first run boundary at or past limit, and returns where it
-// stopped.
-func (s *Store) writeOneSST(path string, rep []byte, off, limit int, bottom bool) (int, error) {
+// up to the first run boundary at or past limit, with the options of the
+// file's column family (cfOpts), and returns where it stopped.
+func (s *Store) writeOneSST(path string, cfOpts *grocksdb.Options, rep []byte, off, limit int, bottom bool) (int, error) {
 	cpath := C.CString(path)
 	defer C.free(unsafe.Pointer(cpath))
-	opts := *(**C.rocksdb_options_t)(unsafe.Pointer(s.native.db))
+	opts := *(**C.rocksdb_options_t)(unsafe.Pointer(cfOpts))
 	var msg *C.char
 	f := C.hx_sst_open(opts, cpath, C.bool(bottom), C.double(s.opts.BloomBitsPerKey), &msg)
 	if f == nil {

@@ -290,7 +290,7 @@ func openDB(dir string, o Options, mode openMode) (*Store, error) {
 func openNative(dir string, readOnly bool, native *nativeOptions, names []string) (*grocksdb.DB, []*grocksdb.ColumnFamilyHandle, error) {
 	cfOpts := make([]*grocksdb.Options, len(names))
 	for i := range cfOpts {
-		cfOpts[i] = native.db
+		cfOpts[i] = native.cfOptions(names[i])
 	}
 	if readOnly {
 		return grocksdb.OpenDbForReadOnlyColumnFamilies(native.db, dir, names, cfOpts, false)

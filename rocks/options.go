@@ -46,7 +46,8 @@ type Options struct {
 	// BloomBitsPerKey sizes the per-key filter (a Ribbon filter with the
 	// false-positive rate of a Bloom filter of that many bits per key, Bloom on
 	// level 0 where filters are built often). Default 10 (about 1% false
-	// positives). A negative value disables filters.
+	// positives). The vertex column family has none in its last level, where
+	// every lookup finds its key. A negative value disables filters.
 	BloomBitsPerKey float64
 
 	// FlatIndex disables the partitioned (two-level) index and filters, giving
@@ -193,9 +194,10 @@ func (o *Options) withDefaults() Options {
 // nativeOptions owns the grocksdb objects built from Options; they must outlive
 // the database and are destroyed after it is closed.
 type nativeOptions struct {
-	db    *grocksdb.Options
-	table *grocksdb.BlockBasedTableOptions
-	cache *grocksdb.Cache
+	db       *grocksdb.Options // the database's, and every column family's but the vertices'
+	vertices *grocksdb.Options // the vertex column family's: db's, without last-level filters
+	table    *grocksdb.BlockBasedTableOptions
+	cache    *grocksdb.Cache
 }
 
 // build turns o (already with defaults) into RocksDB options. create sets the
@@ -271,7 +273,23 @@ func (o *Options) build(create bool) *nativeOptions {
 		o.Tune(d, t)
 	}
 	d.SetBlockBasedTableFactory(t)
+
+	// The vertex column family is only ever asked for IDs it holds (a
+	// vertex is read because a parent names it), so a Bloom filter in its
+	// last level, where ~90 % of the records sit, never says no: it only
+	// takes block-cache room from the index partitions and data blocks.
+	// Upper levels keep theirs (they skip the files a key is not in).
+	n.vertices = d.Clone()
+	n.vertices.SetOptimizeFiltersForHits(true)
 	return n
+}
+
+// cfOptions returns the options of column family name.
+func (n *nativeOptions) cfOptions(name string) *grocksdb.Options {
+	if name == cfVertices {
+		return n.vertices
+	}
+	return n.db
 }
 
 // destroy frees the native objects; call it only after the database is closed.
@@ -280,6 +298,7 @@ func (n *nativeOptions) destroy() {
 		return
 	}
 	n.db.Destroy()
+	destroyOptionsCopy(n.vertices)
 	n.table.Destroy()
 	n.cache.Destroy()
 }
