@@ -75,7 +75,8 @@ struct hx_sst {
 // file_options returns opts for a file that lands on the bottom level (an
 // SstFileWriter, not knowing the level, writes as for the bottom: the
 // bottommost compression and, with the store's hybrid filter policy, Ribbon
-// filters, unless the family keeps no last-level filters) or, when not bottom, for an upper one, as a memtable flush writes
+// filters, unless the family keeps no last-level filters) or, when not
+// bottom, for an upper one, as a memtable flush writes
 // it: the upper levels' compression and Bloom filters of bloom_bits bits per
 // key (cheaper to build; 0: no filter).
 static rocksdb::Options file_options(const rocksdb::Options& opts,
