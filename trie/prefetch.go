@@ -123,20 +123,28 @@ func (fr *Frame) prefetchDirty(id vertex.ID, workers int) error {
 	// Round two: the storage roots of the clean accounts just read.
 	tasks = tasks[:0]
 	for _, c := range accts {
-		s := vertex.NoID
-		// Nothing else of the cache in the callback: Get holds its shard.
-		fr.db.cache.Get(c, func(rec []byte) error {
-			s = storageOf(rec)
-			return nil
-		})
-		if s != vertex.NoID && fr.stored(s) {
-			tasks = append(tasks, readTask{s, 1})
-		}
+		tasks = fr.appendStorageRootRead(tasks, c)
 	}
 	if len(tasks) < prefetchMin {
 		return nil
 	}
 	return fr.db.readParallel(tasks, workers)
+}
+
+// appendStorageRootRead appends to tasks the read of the storage root of id
+// when id's cached record is a contract account whose storage root only the
+// backend holds.
+func (fr *Frame) appendStorageRootRead(tasks []readTask, id vertex.ID) []readTask {
+	s := vertex.NoID
+	// Nothing else of the cache in the callback: Get holds its shard.
+	fr.db.cache.Get(id, func(rec []byte) error {
+		s = storageOf(rec)
+		return nil
+	})
+	if s != vertex.NoID && fr.stored(s) {
+		tasks = append(tasks, readTask{s, 1})
+	}
+	return tasks
 }
 
 // storageOf returns the storage root ID of an account leaf's record, NoID for

@@ -109,17 +109,8 @@ func (fr *Frame) prefetchStorageRoots(groups map[vertex.ID]uint16) error {
 	var roots []readTask
 	for base, used := range groups {
 		for n := 0; n < vertex.BranchSlots; n++ {
-			if used&(1<<n) == 0 {
-				continue
-			}
-			id, s := base+vertex.ID(n), vertex.NoID
-			// Nothing else of the cache in the callback: Get holds its shard.
-			fr.db.cache.Get(id, func(rec []byte) error {
-				s = storageOf(rec)
-				return nil
-			})
-			if s != vertex.NoID && fr.stored(s) {
-				roots = append(roots, readTask{s, 1})
+			if used&(1<<n) != 0 {
+				roots = fr.appendStorageRootRead(roots, base+vertex.ID(n))
 			}
 		}
 	}
