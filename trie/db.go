@@ -89,6 +89,9 @@ type DB struct {
 	// last added to holds (under mu): a new chain's index is sized for as
 	// many (see ancestryOf).
 	lastChainIDs int
+	// packScratch is the buffer Frame.pack encodes a frame's records in
+	// (under mu) before copying them into one allocation of their size.
+	packScratch []byte
 	// chains keeps the indexes of lines of frames nothing reaches any more,
 	// for the next lines (ancestryOf).
 	chains *framestore.ChainPool

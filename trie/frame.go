@@ -87,9 +87,24 @@ func (fr *Frame) Begin() *Frame {
 		fr.rootKey(vertex.RootID) // an error here surfaces again in the child
 	}
 	fr.sealed = true
+	fr.pack()
 	c := newFrame(fr.db, fr, fr.alloc)
 	c.below = ancestryOf(fr.db, fr)
 	return c
+}
+
+// pack replaces the vertices of fr, sealed and hashed, by their records
+// (framestore.Store.Pack), and drops the memory that held them: the slabs and
+// arenas the vertices came from, the hasher's children's keys. The caller
+// holds db.mu exclusively. The base (whose store is empty) is not packed.
+func (fr *Frame) pack() {
+	if fr == fr.db.base || fr.vtx.Packed() {
+		return
+	}
+	fr.db.packScratch = fr.vtx.Pack(fr.db.packScratch, encodePacked, decodePacked)
+	if fr.vtx.Packed() {
+		fr.arena, fr.slab, fr.accSlab, fr.h = nil, nil, nil, hasher{fr: fr}
+	}
 }
 
 // Rollback drops the frame and its changes. Frames begun on it turn stale. On a
@@ -155,11 +170,17 @@ func (fr *Frame) lookup(id vertex.ID, must bool) (*node, error) {
 }
 
 // own returns a version of v (vertex id as seen by fr) that fr may change: v
-// itself when fr already holds it, a clone registered in fr otherwise. The clone's
-// key is void: it is about to change.
+// itself when fr already holds it or v was decoded for this caller alone
+// (private), a clone registered in fr otherwise. Its key is void: it is
+// about to change.
 func (fr *Frame) own(id vertex.ID, v *node) *node {
 	if cur, _ := fr.vtx.Lookup(id); cur == v {
 		v.Key = hashkey.Key{}
+		return v
+	}
+	if v.private {
+		v.private, v.Key = false, hashkey.Key{}
+		fr.vtx.Set(id, v)
 		return v
 	}
 	c := fr.clone(v)

@@ -128,11 +128,11 @@ func (fr *Frame) inChain(id vertex.ID) (*node, bool) {
 		return v, true
 	}
 	if c := fr.below.chain; c != nil {
-		seq, ok := c.index.Get(id)
+		seq, rec, ok := c.index.Where(id)
 		switch {
 		case ok && seq < fr.seq:
 			if f := c.at(seq); f.state == live {
-				return f.vtx.Lookup(id)
+				return f.vtx.LookupAt(id, rec)
 			}
 			return nil, false // persisted since: the base or the pending write has it
 		case !ok && id < fr.below.first:

@@ -400,3 +400,50 @@ func TestChainIndexLaggingPersist(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestSealedFramesPacked: Begin packs the sealed parent (its vertices become
+// records, its slabs are dropped); the parent keeps reading as before, a
+// child's writes over the same accounts leave it unchanged (a vertex decoded
+// from its records is the child's to own, never the parent's), and a
+// persist of the chain writes the packed frames' records so that a reopened
+// store holds the child's state.
+func TestSealedFramesPacked(t *testing.T) {
+	for _, format := range []vertex.Format{vertex.FormatV1, vertex.FormatV2} {
+		db := fiOpen(t, format, 0)
+		a := db.Begin()
+		for i := 0; i < 500; i++ {
+			fiMust(t, a.UpdateAccount(fiAddr(i), fiAcc(1)))
+		}
+		rootA, err := a.StateRoot()
+		fiMust(t, err)
+		b := a.Begin()
+		if !a.vtx.Packed() || a.slab != nil || a.arena != nil {
+			t.Fatalf("%v: the sealed parent is not packed (packed %v, slab %d left)", format, a.vtx.Packed(), len(a.slab))
+		}
+		if b.vtx.Packed() {
+			t.Fatalf("%v: the open child is packed", format)
+		}
+		for i := 0; i < 500; i += 2 {
+			fiMust(t, b.UpdateAccount(fiAddr(i), fiAcc(2)))
+		}
+		rootB, err := b.StateRoot()
+		fiMust(t, err)
+		if got, err := a.StateRoot(); err != nil || got != rootA {
+			t.Fatalf("%v: the packed parent's root is %x (%v) after the child's writes, want %x", format, got, err, rootA)
+		}
+		for i := 0; i < 500; i++ {
+			acc, _, err := a.Account(fiAddr(i))
+			fiMust(t, err)
+			if acc.Nonce != 1 {
+				t.Fatalf("%v: account %d reads nonce %d in the packed parent, want 1", format, i, acc.Nonce)
+			}
+		}
+		c := b.Begin()
+		fiMust(t, db.Persist(c, 1))
+		fiMust(t, db.Flush())
+		if got, _ := db.StateRoot(); got != rootB {
+			t.Fatalf("%v: persisted root %x, want %x", format, got, rootB)
+		}
+		fiMust(t, c.Check())
+	}
+}

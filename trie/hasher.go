@@ -137,8 +137,11 @@ func (h *hasher) remember(id vertex.ID, v *node, k hashkey.Key, ck vertex.ChildK
 		fr.db.cacheKey(id, v, k, ck) // persisted vertex: cache the key
 		return
 	}
-	c := v.clone()
-	c.Key, c.ChildKeys, c.stale = k, ck, 0
+	c := v // a node decoded for this hash alone is the hasher's to keep
+	if !v.private {
+		c = v.clone()
+	}
+	c.Key, c.ChildKeys, c.stale, c.private = k, ck, 0, false
 	if h.parallel {
 		h.pending = append(h.pending, pendingKey{id, c})
 		return

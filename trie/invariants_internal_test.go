@@ -49,7 +49,10 @@ func invState(t *testing.T, f vertex.Format) (*DB, *Frame) {
 func invFind(t *testing.T, fr *Frame, ok func(v *node) bool) (vertex.ID, *node) {
 	t.Helper()
 	var ids []vertex.ID
-	fr.vtx.Each(func(id vertex.ID, v *node) {
+	fr.vtx.Each(func(id vertex.ID, v *node, rec []byte) {
+		if rec != nil {
+			v = decodePacked(rec)
+		}
 		if v != nil && ok(v) {
 			ids = append(ids, id)
 		}

@@ -166,6 +166,7 @@ func (db *DB) replayEntry(parent *Frame, e *journal.Entry) (*Frame, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: block %d: %w", ErrCorruptJournal, e.Key.Block, err)
 		}
+		v.private = false // the frame's now, read by its children: never theirs to take
 		fr.vtx.Set(r.ID, v)
 	}
 	for _, id := range e.Deletes {

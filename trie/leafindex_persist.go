@@ -190,7 +190,7 @@ func (d *leafDiff) changed(id vertex.ID) (*node, bool) {
 	if !ok {
 		return nil, false
 	}
-	return d.changes[i].v, true
+	return d.changes[i].vertex(), true
 }
 
 // search returns the position of id in the sorted changes, or where it would
@@ -259,7 +259,10 @@ func (d *leafDiff) walkNewFrom(v *node, prefix []byte, owner *hashkey.Hash) {
 		i, _ := d.search(v.Base)
 		for ; i < len(d.changes) && d.changes[i].id < v.Base+vertex.BranchSlots; i++ {
 			n := d.changes[i].id - v.Base
-			if c := d.changes[i].v; c != nil && v.Used&(1<<n) != 0 {
+			if v.Used&(1<<n) == 0 {
+				continue
+			}
+			if c := d.changes[i].vertex(); c != nil {
 				d.walkNewFrom(c, append(p, byte(n)), owner)
 			}
 		}

@@ -1,6 +1,10 @@
 package trie
 
-import "github.com/hexstate/hexstate/vertex"
+import (
+	"fmt"
+
+	"github.com/hexstate/hexstate/vertex"
+)
 
 // node is a vertex as frames, readers and the hasher hold it in memory: the
 // vertex as stored (its record's fields) plus its hashing state, which no
@@ -16,6 +20,12 @@ type node struct {
 	// was last hashed, whose keys ChildKeys may no longer hold. A node with
 	// stale bits has a void key, so no record ever stores stale child keys.
 	stale uint16
+	// private marks a node decoded from a record for the one caller that
+	// asked (a read of a persisted vertex or of a packed frame's): a frame
+	// may take it as its own instead of cloning it (Frame.own). A node a
+	// frame holds is never private: whatever stores a decoded node in a frame
+	// clears it (Frame.own, hasher.remember, the journal's replay).
+	private bool
 }
 
 // cloneInto makes c a copy of n that can be changed without affecting n.
@@ -23,6 +33,7 @@ type node struct {
 // child array is copied.
 func (n *node) cloneInto(c *node) {
 	*c = *n
+	c.private = false
 	if n.Kids != nil {
 		k := *n.Kids
 		c.Kids = &k
@@ -36,15 +47,25 @@ func (n *node) clone() *node {
 	return c
 }
 
-// decodeNode decodes a record into a node of its own (one allocation holds
-// the node and the account it may carry).
+// decodeNode decodes a record into a node of its own: one allocation holds
+// the node, the account it may carry and, for a leaf's record, its path and
+// value (a branch's children's keys take a second).
 func decodeNode(rec []byte) (*node, error) {
-	n, acc := newNode()
-	if err := vertex.DecodeInto(&n.Vertex, acc, rec); err != nil {
+	na := new(struct {
+		n   node
+		acc vertex.Account
+		buf [decodeRoom]byte
+	})
+	if err := vertex.DecodeIntoBuf(&na.n.Vertex, &na.acc, rec, na.buf[:]); err != nil {
 		return nil, err
 	}
-	return n, nil
+	na.n.private = true
+	return &na.n, nil
 }
+
+// decodeRoom is the room decodeNode keeps for a record's pieces: a state
+// leaf's path (up to 64 nibbles) and a slot's value (up to 32 bytes).
+const decodeRoom = 96
 
 // newNode returns a zero node and the account it may carry, in one
 // allocation, for a decode into.
@@ -66,3 +87,18 @@ func (n *node) encode(dst []byte, childKeys bool) []byte {
 	}
 	return vertex.Encode(dst, &n.Vertex)
 }
+
+// decodePacked decodes a record of a packed frame (Frame.pack), which the
+// frame encoded itself: it cannot fail but through a bug, so a failure
+// panics with the record.
+func decodePacked(rec []byte) *node {
+	v, err := decodeNode(rec)
+	if err != nil {
+		panic(fmt.Sprintf("trie: a packed frame's own record %x does not decode: %v", rec, err))
+	}
+	return v
+}
+
+// encodePacked is the record a packed frame keeps of n: with its children's
+// keys when they are current, as the cache keeps a branch.
+func encodePacked(dst []byte, n *node) []byte { return n.encode(dst, true) }

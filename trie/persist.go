@@ -138,9 +138,20 @@ func (db *DB) checkBlockOrder(block uint64) error {
 	return nil
 }
 
+// change is the newest version of a vertex a persist writes: a vertex, or
+// the record of a packed frame's (framestore.Store.Pack); neither: deleted.
 type change struct {
-	id vertex.ID
-	v  *node // nil: deleted
+	id  vertex.ID
+	v   *node
+	rec []byte // a record, with children's keys where they were known
+}
+
+// vertex returns the changed vertex (nil: deleted), decoding a record.
+func (c *change) vertex() *node {
+	if c.rec != nil {
+		return decodePacked(c.rec)
+	}
+	return c.v
 }
 
 // chainChanges returns the changes of the frames' vertex stores in chain
@@ -157,8 +168,8 @@ func chainChanges(chain []vertexStore, pace *pacer) ([]change, int) {
 	}
 	changes := make([]change, 0, n)
 	for i := len(chain) - 1; i >= 0; i-- { // oldest frame first
-		chain[i].Each(func(id vertex.ID, v *node) {
-			changes = append(changes, change{id, v})
+		chain[i].Each(func(id vertex.ID, v *node, rec []byte) {
+			changes = append(changes, change{id, v, rec})
 			pace.tick()
 		})
 	}
@@ -172,6 +183,7 @@ func chainChanges(chain []vertexStore, pace *pacer) ([]change, int) {
 		if c.v != nil {
 			size += 64 + len(c.v.Path) + len(c.v.Value) + len(c.v.ChildKeys)
 		}
+		size += len(c.rec)
 	}
 	return out, size
 }

@@ -79,9 +79,9 @@ func (db *DB) encode(p *pendingWrite) (*vertex.Batch, error) {
 	batch := &vertex.Batch{Admin: a.encode()}
 	var pace pacer
 	changes, size := chainChanges(p.stores, &pace)
-	batch.Puts, batch.Deletes = encodeChanges(func(yield func(vertex.ID, *node)) {
+	batch.Puts, batch.Deletes = encodeChanges(func(yield func(vertex.ID, *node, []byte)) {
 		for _, c := range changes {
-			yield(c.id, c.v)
+			yield(c.id, c.v, c.rec)
 			pace.tick()
 		}
 	}, len(changes), size, !db.noChild)
@@ -103,46 +103,61 @@ func (db *DB) encode(p *pendingWrite) (*vertex.Batch, error) {
 // written now — a branch near the root is re-hashed in nearly every block —
 // would otherwise read its children for (docs/design.md "Each key once").
 func cachedRecords(changes []change, pace *pacer) []vertex.Record {
-	hot := func(v *node) bool {
+	hot := func(c *change) bool {
+		if c.rec != nil {
+			return vertex.HasChildKeys(c.rec)
+		}
+		v := c.v
 		return v != nil && v.Kind == vertex.Branch && v.ChildKeys != nil && v.stale == 0 && v.Key.IsHash()
 	}
 	n := 0
-	for _, c := range changes {
-		if hot(c.v) {
+	for i := range changes {
+		if hot(&changes[i]) {
 			n++
 		}
 	}
 	out := make([]vertex.Record, 0, n)
 	var buf []byte
-	for _, c := range changes {
+	for i := range changes {
 		pace.tick()
-		if v := c.v; hot(v) {
+		c := &changes[i]
+		switch {
+		case !hot(c):
+		case c.rec != nil: // a packed frame's record, valid as long as the pending write
+			out = append(out, vertex.Record{ID: c.id, Rec: c.rec})
+		default:
 			if cap(buf)-len(buf) < 1024 {
 				buf = make([]byte, 0, 64<<10)
 			}
 			start := len(buf)
-			buf = v.encode(buf, true)
+			buf = c.v.encode(buf, true)
 			out = append(out, vertex.Record{ID: c.id, Rec: buf[start:len(buf):len(buf)]})
 		}
 	}
 	return out
 }
 
-// encodeChanges encodes the changes each yields (a nil vertex: the ID is
-// deleted) into one buffer, presized to size bytes, with the vertices'
-// children's keys when childKeys; count (at least the number of changes, or
-// 0 when unknown) presizes the records. A persist's batch and a journal
-// entry are made by it.
-func encodeChanges(each func(yield func(vertex.ID, *node)), count, size int, childKeys bool) (puts []vertex.Record, deletes []vertex.ID) {
+// encodeChanges encodes the changes each yields (a vertex, or a packed
+// frame's record; neither: the ID is deleted) into one buffer, presized to
+// size bytes, with the vertices' children's keys when childKeys; count (at
+// least the number of changes, or 0 when unknown) presizes the records. A
+// persist's batch and a journal entry are made by it.
+func encodeChanges(each func(yield func(vertex.ID, *node, []byte)), count, size int, childKeys bool) (puts []vertex.Record, deletes []vertex.ID) {
 	buf := make([]byte, 0, size)
 	puts = make([]vertex.Record, 0, count)
-	each(func(id vertex.ID, v *node) {
-		if v == nil {
+	each(func(id vertex.ID, v *node, rec []byte) {
+		start := len(buf)
+		switch {
+		case rec != nil && childKeys:
+			buf = append(buf, rec...)
+		case rec != nil:
+			buf = vertex.AppendWithoutChildKeys(buf, rec)
+		case v == nil:
 			deletes = append(deletes, id)
 			return
+		default:
+			buf = v.encode(buf, childKeys)
 		}
-		start := len(buf)
-		buf = v.encode(buf, childKeys)
 		puts = append(puts, vertex.Record{ID: id, Rec: buf[start:len(buf):len(buf)]})
 	})
 	return puts, deletes
@@ -156,7 +171,7 @@ func (p *pendingWrite) load(id vertex.ID) (*node, bool) {
 		return p.lookupEncoded(id)
 	}
 	v, ok := p.lookup(id)
-	if v != nil {
+	if v != nil && !v.private { // a packed store's vertex is decoded for the caller already
 		v = v.clone()
 	}
 	return v, ok

@@ -220,7 +220,7 @@ func (d *decoder) uvarint() uint64 {
 		d.fail("bad length varint")
 		return 0
 	}
-	if n != len(binary.AppendUvarint(nil, x)) {
+	if n != max(1, (bits.Len64(x)+6)/7) {
 		d.fail("non-minimal length varint")
 	}
 	d.off += n
@@ -245,10 +245,19 @@ func Decode(b []byte) (*Vertex, error) {
 // and acc, which an account payload uses (v.Acc then points at it). On error
 // v holds no meaningful vertex.
 func DecodeInto(v *Vertex, acc *Account, b []byte) error {
+	return DecodeIntoBuf(v, acc, b, make([]byte, 0, len(b)+64))
+}
+
+// DecodeIntoBuf is DecodeInto keeping what v's slices hold (its path, value
+// and children's keys) in buf's spare capacity, and in a new allocation only
+// for what does not fit: a caller can allocate the vertex and room for a
+// small record's pieces at once. buf must not be used for anything else for
+// as long as v is.
+func DecodeIntoBuf(v *Vertex, acc *Account, b, buf []byte) error {
 	// One buffer holds the path, value and children's keys (each piece capped,
 	// so that an append to one never writes into the next): decoding is on the
 	// path of every cached read.
-	d := &decoder{b: b, buf: make([]byte, 0, len(b)+64)}
+	d := &decoder{b: b, buf: buf[:0]}
 	tag := d.take(1)
 	if tag == nil {
 		return d.err

@@ -21,17 +21,38 @@ import (
 //
 // A ChainIndex is not safe for an Add beside other calls: the trie adds under
 // the database's exclusive lock, and reads under its shared lock.
+//
+// For a packed store (Store.Pack) the index also keeps where in it the
+// vertex's record is, so a read goes from the index to the record with no
+// probe of the frame's own map: the table's 16-byte slots have room for it
+// beside the seq.
 type ChainIndex struct {
-	t idtable.Table[uint32]
+	t idtable.Table[chainEntry]
 }
+
+// chainEntry is what the index knows of an ID: the seq of the newest frame
+// holding it and, when that frame's store was packed, 1 + the offset of the
+// record there (0: ask the store).
+type chainEntry struct{ seq, rec uint32 }
 
 // NewChainIndex returns an empty index with room for ids IDs before it grows.
 func NewChainIndex(ids int) *ChainIndex {
-	return &ChainIndex{t: idtable.New[uint32](ids, 2)}
+	return &ChainIndex{t: idtable.New[chainEntry](ids, 2)}
 }
 
 // Get returns the seq of the newest frame added that holds id.
-func (x *ChainIndex) Get(id vertex.ID) (seq uint32, ok bool) { return x.t.Get(id) }
+func (x *ChainIndex) Get(id vertex.ID) (seq uint32, ok bool) {
+	e, ok := x.t.Get(id)
+	return e.seq, ok
+}
+
+// Where is Get with where the frame at seq keeps id's record, for its
+// store's LookupAt: 0 when that store must be asked with Lookup (it was not
+// packed when added, or id is deleted there).
+func (x *ChainIndex) Where(id vertex.ID) (seq, rec uint32, ok bool) {
+	e, ok := x.t.Get(id)
+	return e.seq, e.rec, ok
+}
 
 // Len is the number of IDs in the index.
 func (x *ChainIndex) Len() int { return x.t.Len() }
@@ -47,12 +68,15 @@ func (x *ChainIndex) Slots() int { return x.t.Slots() }
 // every frame added before.
 func Add[V any](x *ChainIndex, s *Store[V], seq uint32) {
 	x.t.Reserve(s.Len())
+	if s.packed != nil {
+		s.packed.ids(s.first, func(id vertex.ID, rec uint32) { x.t.Set(id, chainEntry{seq, rec}) })
+	}
 	for id := range s.old {
-		x.t.Set(id, seq)
+		x.t.Set(id, chainEntry{seq: seq})
 	}
 	for i, v := range s.fresh {
 		if v != nil {
-			x.t.Set(s.first+vertex.ID(i), seq)
+			x.t.Set(s.first+vertex.ID(i), chainEntry{seq: seq})
 		}
 	}
 }

@@ -25,7 +25,7 @@ func TestChainIndex(t *testing.T) {
 	}
 	want := map[vertex.ID]uint32{}
 	for f := range stores {
-		stores[f].Each(func(id vertex.ID, _ *int) { want[id] = uint32(f + 1) })
+		stores[f].Each(func(id vertex.ID, _ *int, _ []byte) { want[id] = uint32(f + 1) })
 	}
 	if x.Len() != len(want) {
 		t.Fatalf("Len = %d, want %d", x.Len(), len(want))

@@ -4,6 +4,9 @@
 // frames (ChainIndex: each ID the frames hold, with the position of the
 // newest frame holding it), so that a read of a vertex an earlier frame
 // changed goes to that frame directly instead of asking every frame between.
+// A sealed frame's Store is packed (Pack): its vertices become records in
+// one buffer with no Go pointers, decoded again on each lookup, and the
+// index keeps where each record is (Where, LookupAt).
 // A ChainPool keeps spare indexes whose pages are in memory, so that a new
 // line's index, built in one block's Begin, does not take a page fault per
 // page of a fresh table.

@@ -19,11 +19,16 @@ import "github.com/hexstate/hexstate/vertex"
 // miss. filter, a small Bloom filter over the keys of old (16 bits per key,
 // two probes), answers most of those misses from a few KiB that stay in the
 // CPU cache.
+//
+// A sealed frame's store is packed (Pack): its vertices become records in one
+// pointer-free buffer, decoded again on each lookup. What is Set after that
+// goes to old, whatever the ID, and wins over the records.
 type Store[V any] struct {
 	old    map[vertex.ID]*V
 	first  vertex.ID
 	fresh  []*V
-	filter []uint64 // Len a power of two; nil while old is empty
+	filter []uint64   // Len a power of two; nil while old is empty
+	packed *packed[V] // nil until Pack
 }
 
 // filterProbes returns the two bit positions of id in a filter of mask+1 bits.
@@ -72,6 +77,14 @@ func New[V any](first vertex.ID) Store[V] {
 // Lookup returns the frame's version of id; ok is false when the frame has none
 // and the caller must look below. A nil vertex with ok true means "no vertex".
 func (s *Store[V]) Lookup(id vertex.ID) (v *V, ok bool) {
+	if s.packed != nil {
+		if s.mayHold(id) {
+			if v, ok = s.old[id]; ok {
+				return v, ok
+			}
+		}
+		return s.packed.lookup(id, s.first)
+	}
 	if id >= s.first {
 		if i := uint64(id - s.first); i < uint64(len(s.fresh)) {
 			return s.fresh[i], true
@@ -87,7 +100,7 @@ func (s *Store[V]) Lookup(id vertex.ID) (v *V, ok bool) {
 
 // Set records v (nil: deleted) as the frame's version of id.
 func (s *Store[V]) Set(id vertex.ID, v *V) {
-	if id < s.first {
+	if id < s.first || s.packed != nil {
 		s.old[id] = v
 		s.addToFilter(id)
 		return
@@ -108,7 +121,7 @@ func (s *Store[V]) Set(id vertex.ID, v *V) {
 // Extend sizes the fresh-ID slice to hold every ID up to top, so that SetSized
 // can fill it from several goroutines (at different IDs) without growing it.
 func (s *Store[V]) Extend(top vertex.ID) {
-	if top < s.first {
+	if top < s.first || s.packed != nil {
 		return
 	}
 	n := int(top-s.first) + 1
@@ -130,7 +143,7 @@ func (s *Store[V]) SetSized(id vertex.ID, v *V) bool {
 
 // Reserve makes room for n more fresh IDs without regrowing the slice.
 func (s *Store[V]) Reserve(n int) {
-	if cap(s.fresh)-len(s.fresh) < n {
+	if cap(s.fresh)-len(s.fresh) < n && s.packed == nil {
 		grown := make([]*V, len(s.fresh), len(s.fresh)+n)
 		copy(grown, s.fresh)
 		s.fresh = grown
@@ -138,14 +151,18 @@ func (s *Store[V]) Reserve(n int) {
 }
 
 // Each calls fn for every change: every fresh vertex, and every older vertex with
-// its new version (nil for a deletion).
-func (s *Store[V]) Each(fn func(id vertex.ID, v *V)) {
+// its new version (both v and rec nil for a deletion). A packed vertex comes
+// as its record rec (v nil), which is valid as long as the store is.
+func (s *Store[V]) Each(fn func(id vertex.ID, v *V, rec []byte)) {
+	if s.packed != nil {
+		s.packed.each(s.first, s.old, fn)
+	}
 	for id, v := range s.old {
-		fn(id, v)
+		fn(id, v, nil)
 	}
 	for i, v := range s.fresh {
 		if v != nil {
-			fn(s.first+vertex.ID(i), v)
+			fn(s.first+vertex.ID(i), v, nil)
 		}
 	}
 }
@@ -154,6 +171,9 @@ func (s *Store[V]) Each(fn func(id vertex.ID, v *V)) {
 // included).
 func (s *Store[V]) Len() int {
 	n := len(s.old)
+	if s.packed != nil {
+		n += s.packed.n // an ID Set after Pack may be counted twice
+	}
 	for _, v := range s.fresh {
 		if v != nil {
 			n++
