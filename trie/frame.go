@@ -101,11 +101,19 @@ func (fr *Frame) pack() {
 	if fr == fr.db.base || fr.vtx.Packed() {
 		return
 	}
-	fr.db.packScratch = fr.vtx.Pack(fr.db.packScratch, encodePacked, decodePacked)
+	scratch := fr.vtx.Pack(fr.db.packScratch, encodePacked, decodePacked)
+	if cap(scratch) > maxPackScratch {
+		scratch = nil // a very large frame's: not kept for a block's
+	}
+	fr.db.packScratch = scratch
 	if fr.vtx.Packed() {
 		fr.arena, fr.slab, fr.accSlab, fr.h = nil, nil, nil, hasher{fr: fr}
 	}
 }
+
+// maxPackScratch bounds the encode buffer the database keeps between packs:
+// a block's frame needs a few MiB; a bulk frame's would be kept for nothing.
+const maxPackScratch = 64 << 20
 
 // Rollback drops the frame and its changes. Frames begun on it turn stale. On a
 // nil frame it does nothing.

@@ -33,7 +33,7 @@ func (p *packed[V]) record(at uint32) []byte {
 // returns for the next call. The store stays readable and writable: a Set
 // after Pack is kept beside the records and wins over them in Lookup and Each
 // (the trie Sets into a sealed frame only a copy of a vertex with the key a
-// hash found, so reading the record instead, as Record does, gives the same
+// hash found, so reading the record instead, as LookupAt does, gives the same
 // vertex without that key). Pack does nothing on a store packed already, or
 // one whose records would not fit 4 GiB.
 func (s *Store[V]) Pack(scratch []byte, encode func(dst []byte, v *V) []byte, decode func(rec []byte) *V) []byte {
