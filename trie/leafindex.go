@@ -51,18 +51,20 @@ func leafValue(dst []byte, v *vertex.Vertex) []byte {
 
 // decodeLeafValue decodes an index value of kind want, read under key.
 func decodeLeafValue(key, val []byte, want vertex.PayloadKind) (*node, error) {
-	n, acc := newNode()
-	if err := decodeLeafValueInto(&n.Vertex, acc, key, val, want); err != nil {
+	n, acc, buf := newNode()
+	if err := decodeLeafValueInto(&n.Vertex, acc, buf, key, val, want); err != nil {
 		return nil, err
 	}
 	return n, nil
 }
 
 // decodeLeafValueInto is decodeLeafValue into v (and acc for an account),
-// which the caller may reuse: checking a whole index allocates nothing.
-func decodeLeafValueInto(v *vertex.Vertex, acc *vertex.Account, key, val []byte, want vertex.PayloadKind) error {
+// which the caller may reuse, and buf for v's pieces (vertex.DecodeIntoBuf):
+// a caller that reuses a buffer of decodeRoom bytes too checks a whole index
+// without allocating.
+func decodeLeafValueInto(v *vertex.Vertex, acc *vertex.Account, buf, key, val []byte, want vertex.PayloadKind) error {
 	*v, *acc = vertex.Vertex{}, vertex.Account{}
-	err := vertex.DecodeInto(v, acc, val)
+	err := vertex.DecodeIntoBuf(v, acc, val, buf)
 	if err == nil && (v.Kind != vertex.Leaf || v.Payload != want || len(v.Path) != 0 || (v.Acc != nil && v.Acc.Storage != vertex.NoID)) {
 		err = &vertex.CorruptError{Reason: "not a leaf-index value of its kind"}
 	}

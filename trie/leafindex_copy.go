@@ -85,6 +85,7 @@ func (db *DB) CopyLeafIndex(ctx context.Context, src *DB) (entries uint64, err e
 type leafScratch struct {
 	v   vertex.Vertex
 	acc vertex.Account
+	buf [decodeRoom]byte // v's path and value
 }
 
 // checkCopiedLeaf checks a leaf-index entry read from another database:
@@ -99,7 +100,7 @@ func (db *DB) checkCopiedLeaf(s *leafScratch, key, val []byte, spot bool) error 
 	default:
 		return fmt.Errorf("trie: leaf index entry %x: %w", key, &vertex.CorruptError{Reason: "key neither 32 nor 64 bytes"})
 	}
-	if err := decodeLeafValueInto(&s.v, &s.acc, key, val, want); err != nil || !spot {
+	if err := decodeLeafValueInto(&s.v, &s.acc, s.buf[:0], key, val, want); err != nil || !spot {
 		return err
 	}
 	v, err := db.storedLeaf(key)

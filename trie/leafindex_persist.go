@@ -288,7 +288,7 @@ func (d *leafDiff) walkNewFrom(v *node, prefix []byte, owner *hashkey.Hash) {
 // walkOld walks the old versions of the changed vertices below id and
 // collects the entries of their leaves that the new walk did not reach.
 func (d *leafDiff) walkOld(id vertex.ID, prefix []byte, owner *hashkey.Hash) error {
-	if _, ok := d.changed(id); !ok {
+	if _, ok := d.search(id); !ok {
 		return nil
 	}
 	v, err := d.db.storedVertex(id)
@@ -299,7 +299,7 @@ func (d *leafDiff) walkOld(id vertex.ID, prefix []byte, owner *hashkey.Hash) err
 		p := append(prefix, v.Path...)
 		for n := range 16 {
 			if c := v.Child(n); c != vertex.NoID {
-				if _, ok := d.changed(c); !ok {
+				if _, ok := d.search(c); !ok {
 					continue
 				}
 				if err := d.walkOld(c, append(p, byte(n)), owner); err != nil {
@@ -341,7 +341,7 @@ func (d *leafDiff) walkOldAccounts(accounts []hashkey.Hash) error {
 func (d *leafDiff) oldLeafOn(path []byte) (*node, int, error) {
 	id, depth := vertex.RootID, 0
 	for {
-		if _, ok := d.changed(id); !ok {
+		if _, ok := d.search(id); !ok {
 			return nil, 0, nil
 		}
 		v, err := d.db.storedVertex(id)

@@ -51,30 +51,28 @@ func (n *node) clone() *node {
 // the node, the account it may carry and, for a leaf's record, its path and
 // value (a branch's children's keys take a second).
 func decodeNode(rec []byte) (*node, error) {
+	n, acc, buf := newNode()
+	if err := vertex.DecodeIntoBuf(&n.Vertex, acc, rec, buf); err != nil {
+		return nil, err
+	}
+	n.private = true
+	return n, nil
+}
+
+// decodeRoom is the room newNode gives a record's pieces: a state leaf's
+// path (up to 64 nibbles) and a slot's value (up to 32 bytes).
+const decodeRoom = 96
+
+// newNode returns a zero node, the account it may carry and room for its
+// record's pieces, in one allocation, for a decode into
+// (vertex.DecodeIntoBuf).
+func newNode() (*node, *vertex.Account, []byte) {
 	na := new(struct {
 		n   node
 		acc vertex.Account
 		buf [decodeRoom]byte
 	})
-	if err := vertex.DecodeIntoBuf(&na.n.Vertex, &na.acc, rec, na.buf[:]); err != nil {
-		return nil, err
-	}
-	na.n.private = true
-	return &na.n, nil
-}
-
-// decodeRoom is the room decodeNode keeps for a record's pieces: a state
-// leaf's path (up to 64 nibbles) and a slot's value (up to 32 bytes).
-const decodeRoom = 96
-
-// newNode returns a zero node and the account it may carry, in one
-// allocation, for a decode into.
-func newNode() (*node, *vertex.Account) {
-	na := new(struct {
-		n   node
-		acc vertex.Account
-	})
-	return &na.n, &na.acc
+	return &na.n, &na.acc, na.buf[:0]
 }
 
 // encode appends n's record to dst: a branch with its children's keys when

@@ -61,15 +61,24 @@ func (p *pendingWrite) lookup(id vertex.ID) (*node, bool) {
 	if p.stores == nil {
 		return p.lookupEncoded(id)
 	}
+	if i := p.storeOf(id); i >= 0 {
+		return p.stores[i].Lookup(id)
+	}
+	return nil, false
+}
+
+// storeOf returns the index of the newest of p's stores that holds id, or
+// -1, without decoding a packed store's record.
+func (p *pendingWrite) storeOf(id vertex.ID) int {
 	for i := range p.stores {
-		if v, ok := p.stores[i].Lookup(id); ok {
-			return v, true
+		if p.stores[i].Holds(id) {
+			return i
 		}
 		if i == 0 && !p.below.mayHold(id) {
 			break
 		}
 	}
-	return nil, false
+	return -1
 }
 
 // encode merges the stores' changes into one batch with the admin record and,
@@ -121,18 +130,19 @@ func cachedRecords(changes []change, pace *pacer) []vertex.Record {
 	for i := range changes {
 		pace.tick()
 		c := &changes[i]
-		switch {
-		case !hot(c):
-		case c.rec != nil: // a packed frame's record, valid as long as the pending write
-			out = append(out, vertex.Record{ID: c.id, Rec: c.rec})
-		default:
-			if cap(buf)-len(buf) < 1024 {
-				buf = make([]byte, 0, 64<<10)
-			}
-			start := len(buf)
-			buf = c.v.encode(buf, true)
-			out = append(out, vertex.Record{ID: c.id, Rec: buf[start:len(buf):len(buf)]})
+		if !hot(c) {
+			continue
 		}
+		if cap(buf)-len(buf) < 1024 {
+			buf = make([]byte, 0, 64<<10)
+		}
+		start := len(buf)
+		if c.rec != nil { // copied: the packed frames' buffers are dropped with the stores
+			buf = append(buf, c.rec...)
+		} else {
+			buf = c.v.encode(buf, true)
+		}
+		out = append(out, vertex.Record{ID: c.id, Rec: buf[start:len(buf):len(buf)]})
 	}
 	return out
 }
@@ -216,8 +226,7 @@ func (db *DB) inPending(id vertex.ID) bool {
 		_, ok := p.encodedRecord(id)
 		return ok
 	}
-	_, ok := p.lookup(id)
-	return ok
+	return p.storeOf(id) >= 0
 }
 
 // startWrite starts the writer goroutine on p. The caller holds db.mu

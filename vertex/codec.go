@@ -245,15 +245,19 @@ func Decode(b []byte) (*Vertex, error) {
 // and acc, which an account payload uses (v.Acc then points at it). On error
 // v holds no meaningful vertex.
 func DecodeInto(v *Vertex, acc *Account, b []byte) error {
-	return DecodeIntoBuf(v, acc, b, make([]byte, 0, len(b)+64))
+	return DecodeIntoBuf(v, acc, b, nil)
 }
 
 // DecodeIntoBuf is DecodeInto keeping what v's slices hold (its path, value
 // and children's keys) in buf's spare capacity, and in a new allocation only
 // for what does not fit: a caller can allocate the vertex and room for a
-// small record's pieces at once. buf must not be used for anything else for
+// small record's pieces at once (a nil buf: one allocation of about the
+// record's size, as DecodeInto). buf must not be used for anything else for
 // as long as v is.
 func DecodeIntoBuf(v *Vertex, acc *Account, b, buf []byte) error {
+	if buf == nil {
+		buf = make([]byte, 0, len(b)+64)
+	}
 	// One buffer holds the path, value and children's keys (each piece capped,
 	// so that an append to one never writes into the next): decoding is on the
 	// path of every cached read.

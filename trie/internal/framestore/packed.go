@@ -87,21 +87,24 @@ func (s *Store[V]) Pack(scratch []byte, encode func(dst []byte, v *V) []byte, de
 // Packed reports whether Pack replaced the store's vertices by records.
 func (s *Store[V]) Packed() bool { return s.packed != nil }
 
-// lookup is Lookup in the records.
-func (p *packed[V]) lookup(id, first vertex.ID) (*V, bool) {
-	var at uint32
+// find returns where the records keep id's (0: no vertex, or deleted) and
+// whether they answer for id at all.
+func (p *packed[V]) find(id, first vertex.ID) (at uint32, ok bool) {
 	if id >= first {
 		if i := uint64(id - first); i < uint64(len(p.fresh)) {
 			at = p.fresh[i]
 		}
-	} else {
-		var ok bool
-		if at, ok = p.old[id]; !ok {
-			return nil, false
-		}
+		return at, true
 	}
+	at, ok = p.old[id]
+	return at, ok
+}
+
+// lookup is Lookup in the records.
+func (p *packed[V]) lookup(id, first vertex.ID) (*V, bool) {
+	at, ok := p.find(id, first)
 	if at == 0 {
-		return nil, true
+		return nil, ok
 	}
 	return p.decode(p.record(at)), true
 }
@@ -141,6 +144,22 @@ func (p *packed[V]) ids(first vertex.ID, fn func(id vertex.ID, rec uint32)) {
 			fn(first+vertex.ID(i), at)
 		}
 	}
+}
+
+// Holds reports whether Lookup of id answers (ok), without decoding a
+// packed record.
+func (s *Store[V]) Holds(id vertex.ID) bool {
+	if s.packed == nil {
+		_, ok := s.Lookup(id)
+		return ok
+	}
+	if s.mayHold(id) {
+		if _, ok := s.old[id]; ok {
+			return true
+		}
+	}
+	_, ok := s.packed.find(id, s.first)
+	return ok
 }
 
 // LookupAt is Lookup of id given where the index says a packed store keeps

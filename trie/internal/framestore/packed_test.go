@@ -45,8 +45,13 @@ func TestPack(t *testing.T) {
 				t.Fatalf("%s: Lookup(%d) = %v, %v; want %v", when, id, v, ok, w)
 			}
 		}
-		if _, ok := s.Lookup(7); ok {
-			t.Fatalf("%s: Lookup of an ID the store never held answers", when)
+		if _, ok := s.Lookup(7); ok || s.Holds(7) {
+			t.Fatalf("%s: Lookup or Holds of an ID the store never held answers", when)
+		}
+		for id := range want {
+			if !s.Holds(id) {
+				t.Fatalf("%s: Holds(%d) is false", when, id)
+			}
 		}
 	}
 	check("before Pack")
