@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"runtime"
 
+	"github.com/hexstate/hexstate/internal/manual"
 	"github.com/hexstate/hexstate/vertex"
 )
 
@@ -18,9 +19,15 @@ import (
 //
 // TestBatchRepMatchesRocksDB checks the bytes against a WriteBatch filled
 // through the C API.
+//
+// The buffer lives outside the Go heap (internal/manual): kept from one
+// persist to the next it is a long-lived, pointer-free buffer of up to
+// maxKeptRep bytes, which in the heap would count as live and let the
+// collector grow the heap by as much again in garbage.
 type batchRep struct {
 	buf   []byte
 	count uint32
+	mem   manual.Region // buf's memory, unless an append outgrew it
 }
 
 // RocksDB's record tags: the plain ones apply to the default column family,
@@ -46,10 +53,11 @@ const maxKeptRep = 256 << 20
 // (a quarter more when it grows, so that the next, slightly larger batch
 // fits too).
 func (r *batchRep) reset(size int) {
-	if need := batchRepHeader + size; need > cap(r.buf) {
-		r.buf = make([]byte, 0, need+need/4)
+	if need := batchRepHeader + size; need > len(r.mem.Bytes()) {
+		r.mem.Free()
+		r.mem = manual.New(need + need/4)
 	}
-	r.buf = r.buf[:batchRepHeader]
+	r.buf = r.mem.Bytes()[:batchRepHeader:len(r.mem.Bytes())]
 	clear(r.buf)
 	r.count = 0
 }
@@ -57,9 +65,15 @@ func (r *batchRep) reset(size int) {
 // release drops r's buffer when it is larger than maxKeptRep (a bulk load's),
 // so that it is not kept for the next batch.
 func (r *batchRep) release() {
-	if cap(r.buf) > maxKeptRep {
-		*r = batchRep{}
+	if len(r.mem.Bytes()) > maxKeptRep {
+		r.free()
 	}
+}
+
+// free drops r's buffer. Nothing may hold r's bytes afterwards.
+func (r *batchRep) free() {
+	r.mem.Free()
+	*r = batchRep{}
 }
 
 // op starts a record: the tag plain for the default family, else tag withCF

@@ -301,4 +301,5 @@ func (s *Store) release() {
 	s.ro.Destroy()
 	s.wo.Destroy()
 	s.native.destroy()
+	s.rep.free()
 }

@@ -3,10 +3,12 @@ package trie
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 
 	"github.com/hexstate/hexstate/hashkey"
+	"github.com/hexstate/hexstate/internal/manual"
 	"github.com/hexstate/hexstate/trie/internal/framestore"
 	"github.com/hexstate/hexstate/trie/internal/reccache"
 	"github.com/hexstate/hexstate/vertex"
@@ -67,6 +69,7 @@ type DB struct {
 	persistMu, wmu sync.Mutex
 	syncPersist    bool
 	pending        *pendingWrite // the persist being written (or failed), nil when none
+	arena          *manual.Arena // the writer's: the pending batch's records and leaf entries (writer.go)
 	writerDone     chan struct{} // closed when the last writer goroutine has ended
 	writeErr       error         // a failed write's error, until a call returns it
 	stored         stored        // the state the backend holds
@@ -159,7 +162,9 @@ func Open(b Backend, opts *Options) (*DB, error) {
 
 		syncPersist: opts.SyncPersist,
 		chains:      new(framestore.ChainPool),
+		arena:       new(manual.Arena),
 	}
+	runtime.AddCleanup(db, (*manual.Arena).Free, db.arena) // a DB dropped without Close
 	db.base = newFrame(db, nil, vertex.Allocator{Top: a.top})
 	db.base.sealed = true
 	if err := db.checkRoot(); err != nil {
@@ -260,6 +265,7 @@ func (db *DB) Close() error {
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	db.closed = true
+	db.arena.Free() // a write that failed again is dropped with it: nothing reads it now
 	var jerr error
 	if db.jnl != nil {
 		jerr = db.jnl.log.Close()

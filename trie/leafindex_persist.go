@@ -222,7 +222,7 @@ func appendLeafKey(dst, prefix, path []byte, owner *hashkey.Hash) (key []byte, o
 // valid, in the old array.
 func (d *leafDiff) arena() []byte {
 	if cap(d.buf)-len(d.buf) < 160 {
-		d.buf = make([]byte, 0, 64<<10)
+		d.buf = d.db.arena.Buffer(160) // the entries live with the batch
 	}
 	return d.buf[len(d.buf):]
 }

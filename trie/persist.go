@@ -155,13 +155,13 @@ func (c *change) vertex() *node {
 }
 
 // chainChanges returns the changes of the frames' vertex stores in chain
-// (newest first), the newest version of each vertex, sorted by ID, and an
-// estimate of their encoded size. Records go to the store in ID order:
+// (newest first), the newest version of each vertex, sorted by ID. Records
+// go to the store in ID order:
 // RocksDB's memtable takes sorted inserts faster than random ones
 // (docs/benchmarks.md §5), and the encode buffer is then written front to
 // back. It runs in the background writer, beside the next blocks: pace
 // makes it give way to them (see pacer).
-func chainChanges(chain []vertexStore, pace *pacer) ([]change, int) {
+func chainChanges(chain []vertexStore, pace *pacer) []change {
 	n := 0
 	for i := range chain {
 		n += chain[i].Len()
@@ -174,18 +174,14 @@ func chainChanges(chain []vertexStore, pace *pacer) ([]change, int) {
 		})
 	}
 	changes = sortChanges(changes, pace) // stable: an ID's versions stay oldest first
-	out, size := changes[:0], 0
+	out := changes[:0]
 	for i, c := range changes {
 		if i+1 < len(changes) && changes[i+1].id == c.id {
 			continue // a newer frame changed it again
 		}
 		out = append(out, c)
-		if c.v != nil {
-			size += 64 + len(c.v.Path) + len(c.v.Value) + len(c.v.ChildKeys)
-		}
-		size += len(c.rec)
 	}
-	return out, size
+	return out
 }
 
 // sortChanges sorts cs by ID, stably, with a least-significant-digit radix

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/hexstate/hexstate/hashkey"
+	"github.com/hexstate/hexstate/internal/manual"
 	"github.com/hexstate/hexstate/trie/internal/journal"
 	"github.com/hexstate/hexstate/vertex"
 )
@@ -87,15 +88,15 @@ func (db *DB) encode(p *pendingWrite) (*vertex.Batch, error) {
 	a := admin{format: db.format, records: db.records, top: p.top, block: p.block, root: p.root}
 	batch := &vertex.Batch{Admin: a.encode()}
 	var pace pacer
-	changes, size := chainChanges(p.stores, &pace)
+	changes := chainChanges(p.stores, &pace)
 	batch.Puts, batch.Deletes = encodeChanges(func(yield func(vertex.ID, *node, []byte)) {
 		for _, c := range changes {
 			yield(c.id, c.v, c.rec)
 			pace.tick()
 		}
-	}, len(changes), size, !db.noChild)
+	}, len(changes), db.arena.Buffer, !db.noChild)
 	if db.noChild {
-		p.cached = cachedRecords(changes, &pace)
+		p.cached = cachedRecords(changes, db.arena, &pace)
 	}
 	if db.leafIdx {
 		var err error
@@ -111,7 +112,8 @@ func (db *DB) encode(p *pendingWrite) (*vertex.Batch, error) {
 // gets each key once, but the cache keeps what the next re-hash of a branch
 // written now — a branch near the root is re-hashed in nearly every block —
 // would otherwise read its children for (docs/design.md "Each key once").
-func cachedRecords(changes []change, pace *pacer) []vertex.Record {
+// Their bytes are the arena's.
+func cachedRecords(changes []change, arena *manual.Arena, pace *pacer) []vertex.Record {
 	hot := func(c *change) bool {
 		if c.rec != nil {
 			return vertex.HasChildKeys(c.rec)
@@ -133,8 +135,8 @@ func cachedRecords(changes []change, pace *pacer) []vertex.Record {
 		if !hot(c) {
 			continue
 		}
-		if cap(buf)-len(buf) < 1024 {
-			buf = make([]byte, 0, 64<<10)
+		if cap(buf)-len(buf) < maxRecord {
+			buf = arena.Buffer(maxRecord)
 		}
 		start := len(buf)
 		if c.rec != nil { // copied: the packed frames' buffers are dropped with the stores
@@ -148,14 +150,18 @@ func cachedRecords(changes []change, pace *pacer) []vertex.Record {
 }
 
 // encodeChanges encodes the changes each yields (a vertex, or a packed
-// frame's record; neither: the ID is deleted) into one buffer, presized to
-// size bytes, with the vertices' children's keys when childKeys; count (at
-// least the number of changes, or 0 when unknown) presizes the records. A
-// persist's batch and a journal entry are made by it.
-func encodeChanges(each func(yield func(vertex.ID, *node, []byte)), count, size int, childKeys bool) (puts []vertex.Record, deletes []vertex.ID) {
-	buf := make([]byte, 0, size)
+// frame's record; neither: the ID is deleted), with the vertices' children's
+// keys when childKeys, into buffers from room (each with room for at least
+// the bytes asked for, as manual.Arena.Buffer); count (at least the number
+// of changes, or 0 when unknown) presizes the records. A persist's batch and
+// a journal entry are made by it.
+func encodeChanges(each func(yield func(vertex.ID, *node, []byte)), count int, room func(n int) []byte, childKeys bool) (puts []vertex.Record, deletes []vertex.ID) {
+	var buf []byte
 	puts = make([]vertex.Record, 0, count)
 	each(func(id vertex.ID, v *node, rec []byte) {
+		if cap(buf)-len(buf) < maxRecord {
+			buf = room(maxRecord)
+		}
 		start := len(buf)
 		switch {
 		case rec != nil && childKeys:
@@ -172,6 +178,16 @@ func encodeChanges(each func(yield func(vertex.ID, *node, []byte)), count, size 
 	})
 	return puts, deletes
 }
+
+// maxRecord is the room the writer makes before encoding a record: more than
+// a state vertex's record takes (a branch with its key and all its
+// children's keys is under 600 bytes). A larger one would still be encoded,
+// into the heap.
+const maxRecord = 1024
+
+// heapRoom is encodeChanges' room from the Go heap, in 64 KiB buffers: for
+// records that do not live with a persist's batch (a journal entry's).
+func heapRoom(n int) []byte { return make([]byte, 0, max(n, 64<<10)) }
 
 // load is lookup returning a vertex of the caller's own, as from a record: a
 // clone of the stores' version, or the encoded batch's record decoded (no
@@ -243,6 +259,7 @@ func (db *DB) write(p *pendingWrite, done chan struct{}) {
 	defer close(done)
 	var err error
 	if p.batch == nil {
+		db.arena.Reset() // what an encode that failed left there
 		var b *vertex.Batch
 		if b, err = db.encode(p); err == nil {
 			db.mu.Lock()
@@ -269,6 +286,12 @@ func (db *DB) write(p *pendingWrite, done chan struct{}) {
 	db.pending = nil
 	db.stored = stored{block: p.block, root: p.root}
 	db.mu.Unlock()
+	// No reader holds the batch's records now: they read them under db.mu,
+	// decoding copies, and the backend and the cache copied them. Their
+	// memory is the next persist's (p let go of first: nothing may point
+	// into a chunk Reset unmaps).
+	p.batch, p.cached = nil, nil
+	db.arena.Reset()
 	db.trimJournal(p.key)
 }
 

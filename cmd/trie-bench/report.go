@@ -70,6 +70,7 @@ type sideResult struct {
 	buildPeak                       uint64 // the largest live heap seen during the build
 	apply, root, persist, total     phaseTimes
 	blockAlloc                      allocStats
+	blockPeakRSS                    uint64 // VmHWM over the blocks (0 where the system has none)
 	stats                           string
 }
 
@@ -170,6 +171,7 @@ func runSide(s side, f *benchFlags, w *workload, roots []hashkey.Hash, ref strin
 	runtime.GC()
 	s.StatsStart()
 	runtime.ReadMemStats(&m0)
+	resetPeakRSS()
 	start := time.Now()
 	tr, err := newBlockTrace(f.trace)
 	if err != nil {
@@ -211,10 +213,11 @@ func runSide(s side, f *benchFlags, w *workload, roots []hashkey.Hash, ref strin
 		fmt.Fprintf(blog, "%s,%d,%s,%s,%s,%.3f\n", name, n, ms(da), ms(dr), ms(dp), time.Since(start).Seconds()-(da+dr+dp).Seconds())
 	}
 	wall := time.Since(start)
+	res.blockPeakRSS = peakRSS()
 	runtime.ReadMemStats(&m1)
 	res.blockAlloc = memDelta(&m0, &m1)
 	res.stats = s.StatsLine()
-	fmt.Fprintf(out, "[%s] %d blocks in %v (mean %v/block); %s\n", name, len(w.blocks), wall.Round(time.Millisecond), res.total.mean().Round(time.Microsecond), res.stats)
+	fmt.Fprintf(out, "[%s] %d blocks in %v (mean %v/block, peak RSS %s); %s\n", name, len(w.blocks), wall.Round(time.Millisecond), res.total.mean().Round(time.Microsecond), fmtBytes(res.blockPeakRSS), res.stats)
 	fmt.Fprintf(out, "[%s] %s\n", name, heapAfterBlocks(&m0, len(w.blocks)%f.persistEvery*(f.cfg.blockAccounts+f.cfg.blockSlots)))
 	if f.heapprofile != "" {
 		if err := writeHeapProfile(f.heapprofile + "." + name); err != nil {
@@ -286,13 +289,13 @@ func printReport(out io.Writer, f *benchFlags, rs []*sideResult) {
 	tw.Flush()
 
 	fmt.Fprintf(out, "\nper block (ms), %d blocks, persist every %d\n", nb, f.persistEvery)
-	fmt.Fprintln(tw, "impl\ttotal mean\tp50\tp99\tapply mean\tp50\tp99\troot mean\tp50\tp99\tpersist mean\tp50\tp99\tallocs/blk\tbytes/blk\t")
+	fmt.Fprintln(tw, "impl\ttotal mean\tp50\tp99\tapply mean\tp50\tp99\troot mean\tp50\tp99\tpersist mean\tp50\tp99\tallocs/blk\tbytes/blk\tpeak RSS\t")
 	for _, r := range rs {
 		fmt.Fprintf(tw, "%s", r.name)
 		for _, p := range []phaseTimes{r.total, r.apply, r.root, r.persist} {
 			fmt.Fprintf(tw, "\t%s\t%s\t%s", ms(p.mean()), ms(p.pct(0.5)), ms(p.pct(0.99)))
 		}
-		fmt.Fprintf(tw, "\t%d\t%s\t\n", r.blockAlloc.mallocs/nb, fmtBytes(r.blockAlloc.bytes/nb))
+		fmt.Fprintf(tw, "\t%d\t%s\t%s\t\n", r.blockAlloc.mallocs/nb, fmtBytes(r.blockAlloc.bytes/nb), fmtBytes(r.blockPeakRSS))
 	}
 	tw.Flush()
 

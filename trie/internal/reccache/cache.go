@@ -2,9 +2,11 @@ package reccache
 
 import (
 	"encoding/binary"
+	"runtime"
 	"sync"
 	"sync/atomic"
 
+	"github.com/hexstate/hexstate/internal/manual"
 	"github.com/hexstate/hexstate/trie/internal/idtable"
 	"github.com/hexstate/hexstate/vertex"
 )
@@ -31,9 +33,9 @@ import (
 // which put writes in place, in the old version's slot (only a larger one is
 // appended, leaving the old one as garbage until the ring comes round). A persist
 // puts every vertex it wrote, so the cache never holds an outdated version of a
-// persisted vertex. Chunks are allocated as the ring
-// first fills and kept from then on: a persist never frees or re-grows the
-// cache, and every entry it did not touch stays valid.
+// persisted vertex. The chunks' memory is reserved once and kept: a persist
+// never frees or re-grows the cache, and every entry it did not touch stays
+// valid.
 type Cache struct {
 	shards [cacheShards]cacheShard
 	hits   atomic.Uint64
@@ -78,9 +80,19 @@ func New(budget int) *Cache {
 	if chunk >= minChunk {
 		n = per / chunk
 	}
+	ring := manual.New(cacheShards * n * chunk)
+	mem := ring.Bytes()
 	for i := range c.shards {
-		c.shards[i] = cacheShard{idx: idtable.New[uint64](0, 3), chunks: make([][]byte, n), chunk: chunk}
+		chunks := make([][]byte, n)
+		for j := range chunks {
+			at := (i*n + j) * chunk
+			chunks[j] = mem[at : at : at+chunk] // an entry never crosses a chunk: appends stay in it
+		}
+		c.shards[i] = cacheShard{idx: idtable.New[uint64](0, 3), chunks: chunks, chunk: chunk}
 	}
+	// Nothing reads the ring once the Cache is unreachable: Get hands a
+	// record to its callback only for the call.
+	runtime.AddCleanup(c, func(r manual.Region) { r.Free() }, ring)
 	return c
 }
 
@@ -235,14 +247,9 @@ func (s *cacheShard) put(id vertex.ID, rec []byte) {
 }
 
 // recycle empties chunk ci before the ring's head writes into it again,
-// dropping the index entries that still point into it. A chunk is allocated
-// the first time the head reaches it.
+// dropping the index entries that still point into it.
 func (s *cacheShard) recycle(ci int) {
 	ch := s.chunks[ci]
-	if ch == nil {
-		s.chunks[ci] = make([]byte, 0, s.chunk)
-		return
-	}
 	base := uint64(ci) * uint64(s.chunk)
 	for at := 0; at < len(ch); {
 		id := vertex.ID(binary.BigEndian.Uint64(ch[at:]))

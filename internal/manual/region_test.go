@@ -1,0 +1,60 @@
+package manual
+
+import "testing"
+
+func TestRegion(t *testing.T) {
+	r := New(3 << 20)
+	b := r.Bytes()
+	if len(b) != 3<<20 {
+		t.Fatalf("len %d, want %d", len(b), 3<<20)
+	}
+	for i := range b {
+		if b[i] != 0 {
+			t.Fatalf("byte %d is %d, want zero", i, b[i])
+		}
+	}
+	b[0], b[len(b)-1] = 1, 2
+	if got := r.Bytes(); got[0] != 1 || got[len(got)-1] != 2 {
+		t.Fatalf("writes not kept: %d %d", got[0], got[len(got)-1])
+	}
+	r.Free()
+	if r.Bytes() != nil {
+		t.Fatal("Bytes after Free is not nil")
+	}
+	r.Free() // a second Free does nothing
+	if z := New(0); z.Bytes() != nil {
+		t.Fatal("New(0) returned memory")
+	}
+}
+
+func TestArena(t *testing.T) {
+	var a Arena
+	b := a.Buffer(100)
+	if len(b) != 0 || cap(b) != ArenaChunk {
+		t.Fatalf("first buffer: len %d cap %d, want 0 and a chunk", len(b), cap(b))
+	}
+	b = append(b, "first"...)
+	// Each buffer is a chunk of its own.
+	c := a.Buffer(10)
+	c = append(c, "second"...)
+	if string(b) != "first" || string(c) != "second" || a.Bytes() != 2*ArenaChunk {
+		t.Fatalf("buffers %q %q, arena %d bytes", b, c, a.Bytes())
+	}
+	if big := a.Buffer(ArenaChunk + 1); cap(big) < ArenaChunk+1 || a.Bytes() != 2*ArenaChunk {
+		t.Fatalf("a large buffer: cap %d, arena %d bytes (want it from the heap)", cap(big), a.Bytes())
+	}
+	a.Reset() // both chunks were used: both kept
+	if a.Bytes() != 2*ArenaChunk {
+		t.Fatalf("after Reset the arena holds %d bytes, want %d", a.Bytes(), 2*ArenaChunk)
+	}
+	d := a.Buffer(10)
+	d = append(d, "reused"...)
+	a.Reset() // one chunk used: the other is freed
+	if a.Bytes() != ArenaChunk {
+		t.Fatalf("after a one-chunk round the arena holds %d bytes, want %d", a.Bytes(), ArenaChunk)
+	}
+	a.Free()
+	if a.Bytes() != 0 {
+		t.Fatalf("after Free the arena holds %d bytes", a.Bytes())
+	}
+}
