@@ -104,7 +104,7 @@ func (db *DB) persistLocked(fr *Frame, block uint64) (built bool, err error) {
 	// The folded frames' vertex stores are the newest layer of the persisted
 	// state until the write lands (writer.go): the writer merges and encodes
 	// them; reads look them up meanwhile.
-	p := &pendingWrite{block: block, root: root, top: fr.alloc.Top, below: fr.below,
+	p := &pendingWrite{block: block, root: root, top: fr.alloc.Top, below: fr.below, seq: fr.seq,
 		key: journal.Key{Block: block, Root: root, Top: fr.alloc.Top}}
 	for _, f := range chain {
 		p.stores = append(p.stores, f.vtx)

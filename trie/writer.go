@@ -8,6 +8,7 @@ import (
 
 	"github.com/hexstate/hexstate/hashkey"
 	"github.com/hexstate/hexstate/internal/manual"
+	"github.com/hexstate/hexstate/trie/internal/idtable"
 	"github.com/hexstate/hexstate/trie/internal/journal"
 	"github.com/hexstate/hexstate/vertex"
 )
@@ -35,13 +36,16 @@ import (
 type pendingWrite struct {
 	stores []vertexStore // the folded frames' changes, newest first
 	below  ancestry      // the newest frame's: what stores[1:] may hold
+	seq    uint32        // the newest frame's seq: stores[i] is the frame of seq-i
 	block  uint64
 	root   hashkey.Hash
 	top    vertex.ID
 	key    journal.Key // the persisted state's journal key
 	// batch is encoded by the writer and kept for a retry; it is set under
-	// db.mu, together with stores dropped, and reads then use its records.
+	// db.mu, together with stores dropped, and reads then use its records,
+	// found through index.
 	batch *vertex.Batch
+	index *idtable.Table[uint32] // batch's IDs: where each one's version is (see indexBatch)
 	// cached holds, with keys once, the records the cache gets instead of the
 	// batch's for branches whose children's keys are known: the batch's
 	// records with those keys (see cachedRecords). Sorted by ID.
@@ -62,24 +66,50 @@ func (p *pendingWrite) lookup(id vertex.ID) (*node, bool) {
 	if p.stores == nil {
 		return p.lookupEncoded(id)
 	}
-	if i := p.storeOf(id); i >= 0 {
-		return p.stores[i].Lookup(id)
+	if i, rec := p.storeOf(id); i >= 0 {
+		return p.stores[i].LookupAt(id, rec)
 	}
 	return nil, false
 }
 
 // storeOf returns the index of the newest of p's stores that holds id, or
-// -1, without decoding a packed store's record.
-func (p *pendingWrite) storeOf(id vertex.ID) int {
-	for i := range p.stores {
-		if p.stores[i].Holds(id) {
-			return i
+// -1, without decoding a packed store's record, and where the frames' chain
+// index says that store keeps id's record (0: it does not say). Below the
+// newest store it asks the chain index, as Frame.inChain does, rather than
+// each of up to 64 stores in turn: a block reads every persisted vertex
+// through here while the write is pending.
+func (p *pendingWrite) storeOf(id vertex.ID) (int, uint32) {
+	if len(p.stores) == 0 {
+		return -1, 0
+	}
+	if p.stores[0].Holds(id) {
+		return 0, 0
+	}
+	if c := p.below.chain; c != nil {
+		seq, rec, ok := c.index.Where(id)
+		switch {
+		case ok && seq < p.seq:
+			i := int(p.seq - seq)
+			if i >= len(p.stores) {
+				return -1, 0 // last changed by a frame persisted before
+			}
+			if p.stores[i].Holds(id) {
+				return i, rec
+			}
+		case !ok && id < p.below.first:
+			return -1, 0
 		}
-		if i == 0 && !p.below.mayHold(id) {
-			break
+		// A fresh ID of a frame below, or an index that does not name the
+		// store: walk.
+	} else if !p.below.all {
+		return -1, 0
+	}
+	for i := 1; i < len(p.stores); i++ {
+		if p.stores[i].Holds(id) {
+			return i, 0
 		}
 	}
-	return -1
+	return -1, 0
 }
 
 // encode merges the stores' changes into one batch with the admin record and,
@@ -220,6 +250,19 @@ func (p *pendingWrite) lookupEncoded(id vertex.ID) (*node, bool) {
 // whether the batch has one: the cache's version (with children's keys) when
 // there is one.
 func (p *pendingWrite) encodedRecord(id vertex.ID) ([]byte, bool) {
+	if p.index != nil {
+		at, ok := p.index.Get(id)
+		if !ok {
+			return nil, false
+		}
+		switch i := at &^ batchWhere; at & batchWhere {
+		case inCached:
+			return p.cached[i].Rec, true
+		case inPuts:
+			return p.batch.Puts[i].Rec, true
+		}
+		return nil, true // deleted
+	}
 	byID := func(r vertex.Record, id vertex.ID) int { return cmp.Compare(r.ID, id) }
 	if i, ok := slices.BinarySearchFunc(p.cached, id, byID); ok {
 		return p.cached[i].Rec, true
@@ -229,6 +272,47 @@ func (p *pendingWrite) encodedRecord(id vertex.ID) ([]byte, bool) {
 	}
 	_, ok := slices.BinarySearch(p.batch.Deletes, id)
 	return nil, ok
+}
+
+// The pending batch's index maps each ID it writes to where its version is:
+// two bits say which list (the records, the cache's records with keys, the
+// deletions), the rest its position there.
+const (
+	inPuts     uint32 = 1 << 30
+	inCached   uint32 = 2 << 30
+	inDeletes  uint32 = 3 << 30
+	batchWhere uint32 = 3 << 30
+)
+
+// maxIndexed is the largest batch indexBatch indexes (4M IDs, a table of at
+// most 128 MiB): a block persist's is a few hundred thousand to a few
+// million; a bulk load's, far larger, is written with no blocks beside it.
+const maxIndexed = 1 << 22
+
+// indexBatch indexes b's records and deletions and the cache's records with
+// keys (cached, whose versions win): the blocks beside the write look every
+// persisted vertex they read up in it, where a binary search of a million
+// sorted records costs a cache miss per step. It returns nil for a batch too
+// large to index (a bulk load's), which lookups then search.
+func indexBatch(b *vertex.Batch, cached []vertex.Record, pace *pacer) *idtable.Table[uint32] {
+	n := len(b.Puts) + len(b.Deletes)
+	if n > maxIndexed {
+		return nil
+	}
+	t := idtable.New[uint32](n, 3)
+	for i, r := range b.Puts {
+		t.Set(r.ID, inPuts|uint32(i))
+		pace.tick()
+	}
+	for i, id := range b.Deletes {
+		t.Set(id, inDeletes|uint32(i))
+		pace.tick()
+	}
+	for i, r := range cached {
+		t.Set(r.ID, inCached|uint32(i))
+		pace.tick()
+	}
+	return &t
 }
 
 // inPending reports whether a pending write holds a version of id. The caller
@@ -242,7 +326,8 @@ func (db *DB) inPending(id vertex.ID) bool {
 		_, ok := p.encodedRecord(id)
 		return ok
 	}
-	return p.storeOf(id) >= 0
+	i, _ := p.storeOf(id)
+	return i >= 0
 }
 
 // startWrite starts the writer goroutine on p. The caller holds db.mu
@@ -258,12 +343,14 @@ func (db *DB) startWrite(p *pendingWrite) {
 func (db *DB) write(p *pendingWrite, done chan struct{}) {
 	defer close(done)
 	var err error
+	var pace pacer
 	if p.batch == nil {
 		db.arena.Reset() // what an encode that failed left there
 		var b *vertex.Batch
 		if b, err = db.encode(p); err == nil {
+			index := indexBatch(b, p.cached, &pace)
 			db.mu.Lock()
-			p.batch, p.stores = b, nil
+			p.batch, p.index, p.stores = b, index, nil
 			db.mu.Unlock()
 		}
 	}
@@ -290,7 +377,7 @@ func (db *DB) write(p *pendingWrite, done chan struct{}) {
 	// decoding copies, and the backend and the cache copied them. Their
 	// memory is the next persist's (p let go of first: nothing may point
 	// into a chunk Reset unmaps).
-	p.batch, p.cached = nil, nil
+	p.batch, p.cached, p.index = nil, nil, nil
 	db.arena.Reset()
 	db.trimJournal(p.key)
 }

@@ -1,0 +1,104 @@
+package trie
+
+import (
+	"bytes"
+	"errors"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/hexstate/hexstate/vertex"
+	"github.com/holiman/uint256"
+)
+
+// TestBatchIndex checks that the pending batch's index finds what a search
+// of its sorted lists finds: each record, the cache's version where there is
+// one, each deletion, and nothing for an ID the batch does not write.
+func TestBatchIndex(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	b := &vertex.Batch{}
+	var cached []vertex.Record
+	for id := vertex.ID(1); id < 20000; id++ {
+		switch r.IntN(4) {
+		case 0: // not written
+		case 1:
+			b.Deletes = append(b.Deletes, id)
+		default:
+			b.Puts = append(b.Puts, vertex.Record{ID: id, Rec: []byte{byte(id), 1}})
+			if r.IntN(3) == 0 {
+				cached = append(cached, vertex.Record{ID: id, Rec: []byte{byte(id), 2}})
+			}
+		}
+	}
+	var pace pacer
+	searched := &pendingWrite{batch: b, cached: cached}
+	indexed := &pendingWrite{batch: b, cached: cached, index: indexBatch(b, cached, &pace)}
+	if indexed.index == nil {
+		t.Fatal("a batch of 20,000 IDs was not indexed")
+	}
+	for id := vertex.ID(0); id < 20001; id++ {
+		want, wok := searched.encodedRecord(id)
+		got, gok := indexed.encodedRecord(id)
+		if gok != wok || !bytes.Equal(got, want) || (got == nil) != (want == nil) {
+			t.Fatalf("ID %d: indexed %x %v, searched %x %v", id, got, gok, want, wok)
+		}
+	}
+}
+
+// TestPendingStoreOf checks that a pending write's lookup through the
+// frames' chain index names the store a walk of the stores, newest first,
+// finds for every ID: a chain of frames with accounts updated, added and
+// deleted again, some storage, and the newest frame unsealed, as Persist
+// takes them.
+func TestPendingStoreOf(t *testing.T) {
+	for _, f := range []vertex.Format{vertex.FormatV1, vertex.FormatV2} {
+		db := fiOpen(t, f, 1)
+		fr := db.Begin()
+		for i := range 500 {
+			fiMust(t, fr.UpdateAccount(fiAddr(i), fiAcc(uint64(i))))
+		}
+		r := rand.New(rand.NewPCG(3, 4))
+		for range 12 {
+			fr = fr.Begin()
+			for range 60 {
+				i := r.IntN(700)
+				switch r.IntN(5) {
+				case 0:
+					fiMust(t, fr.DeleteAccount(fiAddr(i)))
+				case 1:
+					if err := fr.UpdateStorage(fiAddr(i%500), fiSlot(r.IntN(50)), uint256.NewInt(uint64(i+1))); err != nil && !errors.Is(err, ErrNoAccount) {
+						t.Fatal(err)
+					}
+				default:
+					fiMust(t, fr.UpdateAccount(fiAddr(i), fiAcc(uint64(r.IntN(1000)))))
+				}
+			}
+			if _, err := fr.StateRoot(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		p := &pendingWrite{below: fr.below, seq: fr.seq}
+		for g := fr; g != db.base; g = g.parent {
+			p.stores = append(p.stores, g.vtx)
+		}
+		for id := vertex.ID(1); id < fr.alloc.Top+16; id++ {
+			want := -1
+			for i := range p.stores {
+				if p.stores[i].Holds(id) {
+					want = i
+					break
+				}
+			}
+			got, rec := p.storeOf(id)
+			if got != want {
+				t.Fatalf("%v: ID %d: storeOf says store %d, the walk %d", f, id, got, want)
+			}
+			if got >= 0 {
+				v, _ := p.stores[got].LookupAt(id, rec)
+				w, _ := p.stores[got].Lookup(id)
+				if (v == nil) != (w == nil) || (v != nil && (v.Kind != w.Kind || !bytes.Equal(v.Path, w.Path) || !bytes.Equal(v.Value, w.Value))) {
+					t.Fatalf("%v: ID %d: the record the index names differs from the store's vertex", f, id)
+				}
+			}
+		}
+	}
+}
