@@ -3,6 +3,7 @@ package trie
 import (
 	"bytes"
 	"cmp"
+	"fmt"
 	"slices"
 
 	"github.com/hexstate/hexstate/hashkey"
@@ -85,7 +86,8 @@ type leafDiff struct {
 	// each child in turn (depth first, a child's path is done with before
 	// the next one's is written), so a walk allocates no paths.
 	accNib, slotNib []byte
-	buf             []byte // arena of the entries' keys and values
+	buf             []byte      // arena of the entries' keys and values
+	path            []*walkNode // the new walk's decoded vertices, one per depth
 	pace            *pacer
 }
 
@@ -120,7 +122,7 @@ func (db *DB) leafChanges(changes []change, removed *removals, pace *pacer) (lea
 	// About half the changed vertices are leaves: room for their entries.
 	n := len(changes)/2 + 16
 	d := &leafDiff{db: db, changes: changes, pace: pace, puts: make([]vertex.LeafEntry, 0, n), storage: make([]vertex.ID, 0, n)}
-	d.walkNew(vertex.RootID, d.nibbles(false), nil)
+	d.walkNew(vertex.RootID, d.nibbles(false), nil, 0)
 	if removed.all {
 		err = d.walkOld(vertex.RootID, d.nibbles(false), nil)
 	} else {
@@ -183,16 +185,6 @@ func (d *leafDiff) removedSlots(slots []removedSlot) {
 	}
 }
 
-// changed returns the new version of id (nil: deleted) and whether the
-// persist changed it.
-func (d *leafDiff) changed(id vertex.ID) (*node, bool) {
-	i, ok := d.search(id)
-	if !ok {
-		return nil, false
-	}
-	return d.changes[i].vertex(), true
-}
-
 // search returns the position of id in the sorted changes, or where it would
 // be, and whether it is there.
 func (d *leafDiff) search(id vertex.ID) (int, bool) {
@@ -234,24 +226,54 @@ func (d *leafDiff) take(a []byte) []byte {
 }
 
 // walkNew walks the new versions of the changed vertices below id (at nibble
-// path prefix, in owner's storage trie or the account trie) and collects
-// their leaves' entries.
-func (d *leafDiff) walkNew(id vertex.ID, prefix []byte, owner *hashkey.Hash) {
-	if v, ok := d.changed(id); ok && v != nil {
-		d.walkNewFrom(v, prefix, owner)
+// path prefix, in owner's storage trie or the account trie, depth vertices
+// below the account trie's root) and collects their leaves' entries.
+func (d *leafDiff) walkNew(id vertex.ID, prefix []byte, owner *hashkey.Hash, depth int) {
+	if i, ok := d.search(id); ok {
+		if v := d.newVersion(i, depth); v != nil {
+			d.walkNewFrom(v, prefix, owner, depth)
+		}
 	}
+}
+
+// newVersion returns change i's vertex (nil: deleted), a packed frame's
+// record decoded into the walk's node for depth: the walk holds one vertex
+// per level of its path at a time and keeps nothing of it (keys and values
+// are copied into the arena), so it decodes without allocating.
+func (d *leafDiff) newVersion(i, depth int) *node {
+	c := &d.changes[i]
+	if c.rec == nil {
+		return c.v
+	}
+	for len(d.path) <= depth {
+		d.path = append(d.path, new(walkNode))
+	}
+	w := d.path[depth]
+	w.n, w.acc = node{}, vertex.Account{}
+	if err := vertex.DecodeIntoBuf(&w.n.Vertex, &w.acc, c.rec, w.buf[:0]); err != nil {
+		panic(fmt.Sprintf("trie: a packed frame's own record %x does not decode: %v", c.rec, err))
+	}
+	return &w.n
+}
+
+// walkNode is room for one decoded vertex of the new walk's path: the
+// vertex, its account and its pieces (a branch's children's keys included).
+type walkNode struct {
+	n   node
+	acc vertex.Account
+	buf [640]byte
 }
 
 // walkNewFrom is walkNew from v, the new version of a changed vertex. A
 // format-v2 branch's 16 slots are adjacent IDs, so its changed children are
 // found with one search in the sorted changes instead of one per child.
-func (d *leafDiff) walkNewFrom(v *node, prefix []byte, owner *hashkey.Hash) {
+func (d *leafDiff) walkNewFrom(v *node, prefix []byte, owner *hashkey.Hash, depth int) {
 	if v.Kind == vertex.Branch {
 		p := append(prefix, v.Path...)
 		if v.Kids != nil {
 			for n := range 16 {
 				if c := v.Child(n); c != vertex.NoID {
-					d.walkNew(c, append(p, byte(n)), owner)
+					d.walkNew(c, append(p, byte(n)), owner, depth+1)
 				}
 			}
 			return
@@ -262,8 +284,8 @@ func (d *leafDiff) walkNewFrom(v *node, prefix []byte, owner *hashkey.Hash) {
 			if v.Used&(1<<n) == 0 {
 				continue
 			}
-			if c := d.changes[i].vertex(); c != nil {
-				d.walkNewFrom(c, append(p, byte(n)), owner)
+			if c := d.newVersion(i, depth+1); c != nil {
+				d.walkNewFrom(c, append(p, byte(n)), owner, depth+1)
 			}
 		}
 		return
@@ -280,7 +302,7 @@ func (d *leafDiff) walkNewFrom(v *node, prefix []byte, owner *hashkey.Hash) {
 		h := hashkey.Hash(key)
 		d.storage[len(d.storage)-1] = v.Acc.Storage
 		if v.Acc.Storage != vertex.NoID {
-			d.walkNew(v.Acc.Storage, d.nibbles(true), &h)
+			d.walkNew(v.Acc.Storage, d.nibbles(true), &h, depth+1)
 		}
 	}
 }

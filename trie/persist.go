@@ -146,14 +146,6 @@ type change struct {
 	rec []byte // a record, with children's keys where they were known
 }
 
-// vertex returns the changed vertex (nil: deleted), decoding a record.
-func (c *change) vertex() *node {
-	if c.rec != nil {
-		return decodePacked(c.rec)
-	}
-	return c.v
-}
-
 // chainChanges returns the changes of the frames' vertex stores in chain
 // (newest first), the newest version of each vertex, sorted by ID. Records
 // go to the store in ID order:
