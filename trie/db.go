@@ -265,7 +265,10 @@ func (db *DB) Close() error {
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	db.closed = true
-	db.arena.Free() // a write that failed again is dropped with it: nothing reads it now
+	if p := db.pending; p != nil { // a write that failed again: nothing reads it now
+		p.batch, p.cached, p.index = nil, nil, nil // nothing may point into the freed arena
+	}
+	db.arena.Free()
 	var jerr error
 	if db.jnl != nil {
 		jerr = db.jnl.log.Close()
