@@ -184,6 +184,7 @@ func runScaleSide(f *benchFlags, name string, shape scaleShape, slots int, hot [
 	}
 	size := dirSize(filepath.Join(f.dir, name))
 	peak := peakRSS()
+	r.blockPeakRSS = peak // the table's column: VmHWM over this implementation's part
 	fmt.Fprintf(out, "[%s] blocks %d-%d in %v (mean %v/block); store %s (vertex SSTs %s); peak RSS %s\n", name, first, st.Block, time.Since(start).Round(time.Millisecond),
 		r.total.mean().Round(time.Microsecond), fmtBytes(size), fmtBytes(vsst), fmtBytes(peak))
 	err = res.write(runRecord{Kind: "run", Label: f.label, Impl: name, Accounts: shape.accounts, Slots: slots, Cadence: f.persistEvery, FirstBlock: first,
