@@ -121,27 +121,51 @@ func ancestryOf(db *DB, parent *Frame) ancestry {
 // more than the last line's held. The caller holds db.mu.
 func (db *DB) nextChainIDs() int { return db.lastChainIDs + db.lastChainIDs/4 }
 
+// chainAnswer is what an ancestry's index says of an ID (ancestry.find).
+type chainAnswer int
+
+const (
+	chainWalk    chainAnswer = iota // it cannot say: ask the frames below in turn
+	chainIndexed                    // the frame of the seq found changed it last, its record where rec says
+	chainNone                       // no frame below holds it
+)
+
+// find asks a's chain index which frame below a frame of seq top last
+// changed id. An index entry at or above top is a descendant's or a
+// sibling's; an ID absent from the index but at or above the frames' first
+// fresh ID may be a fresh ID of a frame below that no vertex holds (a
+// deletion within its frame): for both it cannot say.
+func (a *ancestry) find(id vertex.ID, top uint32) (seq, rec uint32, answer chainAnswer) {
+	c := a.chain
+	if c == nil {
+		if a.all {
+			return 0, 0, chainWalk
+		}
+		return 0, 0, chainNone
+	}
+	seq, rec, ok := c.index.Where(id)
+	switch {
+	case ok && seq < top:
+		return seq, rec, chainIndexed
+	case !ok && id < a.first:
+		return 0, 0, chainNone
+	}
+	return 0, 0, chainWalk
+}
+
 // inChain returns vertex id as fr's frames hold it (nil: deleted) and
 // whether they hold it at all (else the persisted state decides).
 func (fr *Frame) inChain(id vertex.ID) (*node, bool) {
 	if v, ok := fr.vtx.Lookup(id); ok {
 		return v, true
 	}
-	if c := fr.below.chain; c != nil {
-		seq, rec, ok := c.index.Where(id)
-		switch {
-		case ok && seq < fr.seq:
-			if f := c.at(seq); f.state == live {
-				return f.vtx.LookupAt(id, rec)
-			}
-			return nil, false // persisted since: the base or the pending write has it
-		case !ok && id < fr.below.first:
-			return nil, false
+	switch seq, rec, answer := fr.below.find(id, fr.seq); answer {
+	case chainIndexed:
+		if f := fr.below.chain.at(seq); f.state == live {
+			return f.vtx.LookupAt(id, rec)
 		}
-		// Held only by fr's descendants or siblings, or a fresh ID of a
-		// frame below that no vertex holds (a deletion within its frame):
-		// walk.
-	} else if !fr.below.all {
+		return nil, false // persisted since: the base or the pending write has it
+	case chainNone:
 		return nil, false
 	}
 	for f := fr.parent; f != nil; f = f.parent {
@@ -150,17 +174,4 @@ func (fr *Frame) inChain(id vertex.ID) (*node, bool) {
 		}
 	}
 	return nil, false
-}
-
-// mayHold reports whether a frame below (for a pending write: a frame it
-// folded below its newest) may hold id.
-func (a *ancestry) mayHold(id vertex.ID) bool {
-	if a.chain == nil {
-		return a.all
-	}
-	if id >= a.first {
-		return true
-	}
-	_, ok := a.chain.index.Get(id)
-	return ok
 }

@@ -3,7 +3,6 @@ package trie
 import (
 	"bytes"
 	"cmp"
-	"fmt"
 	"slices"
 
 	"github.com/hexstate/hexstate/hashkey"
@@ -250,9 +249,7 @@ func (d *leafDiff) newVersion(i, depth int) *node {
 	}
 	w := d.path[depth]
 	w.n, w.acc = node{}, vertex.Account{}
-	if err := vertex.DecodeIntoBuf(&w.n.Vertex, &w.acc, c.rec, w.buf[:0]); err != nil {
-		panic(fmt.Sprintf("trie: a packed frame's own record %x does not decode: %v", c.rec, err))
-	}
+	decodePackedInto(&w.n, &w.acc, w.buf[:0], c.rec)
 	return &w.n
 }
 

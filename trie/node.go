@@ -90,11 +90,19 @@ func (n *node) encode(dst []byte, childKeys bool) []byte {
 // frame encoded itself: it cannot fail but through a bug, so a failure
 // panics with the record.
 func decodePacked(rec []byte) *node {
-	v, err := decodeNode(rec)
-	if err != nil {
+	n, acc, buf := newNode()
+	decodePackedInto(n, acc, buf, rec)
+	n.private = true
+	return n
+}
+
+// decodePackedInto is decodePacked into n and its account acc, both zero,
+// with room for its pieces buf (as vertex.DecodeIntoBuf): for a caller that
+// decodes one vertex at a time and keeps none.
+func decodePackedInto(n *node, acc *vertex.Account, buf, rec []byte) {
+	if err := vertex.DecodeIntoBuf(&n.Vertex, acc, rec, buf); err != nil {
 		panic(fmt.Sprintf("trie: a packed frame's own record %x does not decode: %v", rec, err))
 	}
-	return v
 }
 
 // encodePacked is the record a packed frame keeps of n: with its children's

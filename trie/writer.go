@@ -79,29 +79,20 @@ func (p *pendingWrite) lookup(id vertex.ID) (*node, bool) {
 // each of up to 64 stores in turn: a block reads every persisted vertex
 // through here while the write is pending.
 func (p *pendingWrite) storeOf(id vertex.ID) (int, uint32) {
-	if len(p.stores) == 0 {
-		return -1, 0
-	}
 	if p.stores[0].Holds(id) {
 		return 0, 0
 	}
-	if c := p.below.chain; c != nil {
-		seq, rec, ok := c.index.Where(id)
-		switch {
-		case ok && seq < p.seq:
-			i := int(p.seq - seq)
-			if i >= len(p.stores) {
-				return -1, 0 // last changed by a frame persisted before
-			}
-			if p.stores[i].Holds(id) {
-				return i, rec
-			}
-		case !ok && id < p.below.first:
-			return -1, 0
+	switch seq, rec, answer := p.below.find(id, p.seq); answer {
+	case chainIndexed:
+		i := int(p.seq - seq)
+		if i >= len(p.stores) {
+			return -1, 0 // last changed by a frame persisted before
 		}
-		// A fresh ID of a frame below, or an index that does not name the
-		// store: walk.
-	} else if !p.below.all {
+		if p.stores[i].Holds(id) {
+			return i, rec
+		}
+		// An index that does not name the store (not this line's): walk.
+	case chainNone:
 		return -1, 0
 	}
 	for i := 1; i < len(p.stores); i++ {
