@@ -95,6 +95,10 @@ type DB struct {
 	// packScratch is the buffer Frame.pack encodes a frame's records in
 	// (under mu) before copying them into one allocation of their size.
 	packScratch []byte
+	// repacking holds the frames whose stores are repacking on goroutines
+	// of their own (frameChain.add); the next Begin puts the new buffers in
+	// place (finishRepacks).
+	repacking []*Frame
 	// chains keeps the indexes of lines of frames nothing reaches any more,
 	// for the next lines (ancestryOf).
 	chains *framestore.ChainPool
@@ -265,6 +269,7 @@ func (db *DB) Close() error {
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	db.closed = true
+	db.finishRepacks(false) // no goroutine of the database outlives Close
 	if p := db.pending; p != nil { // a write that failed again: nothing reads it now
 		p.batch, p.cached, p.index = nil, nil, nil // nothing may point into the freed arena
 	}

@@ -83,6 +83,7 @@ func (fr *Frame) Begin() *Frame {
 	}
 	fr.db.mu.Lock()
 	defer fr.db.mu.Unlock()
+	fr.db.finishRepacks(true)
 	if fr.check(false) == nil && !fr.sealed {
 		fr.rootKey(vertex.RootID) // an error here surfaces again in the child
 	}
@@ -101,11 +102,7 @@ func (fr *Frame) pack() {
 	if fr == fr.db.base || fr.vtx.Packed() {
 		return
 	}
-	scratch := fr.vtx.Pack(fr.db.packScratch, encodePacked, decodePacked)
-	if cap(scratch) > maxPackScratch {
-		scratch = nil // a very large frame's: not kept for a block's
-	}
-	fr.db.packScratch = scratch
+	fr.db.packScratch = keepScratch(fr.vtx.Pack(fr.db.packScratch, &packCodec))
 	if fr.vtx.Packed() {
 		fr.arena, fr.slab, fr.accSlab, fr.h = nil, nil, nil, hasher{fr: fr}
 	}
@@ -114,6 +111,15 @@ func (fr *Frame) pack() {
 // maxPackScratch bounds the encode buffer the database keeps between packs:
 // a block's frame needs a few MiB; a bulk frame's would be kept for nothing.
 const maxPackScratch = 64 << 20
+
+// keepScratch returns the encode buffer a pack or repack handed back, for
+// db.packScratch: nil for one above maxPackScratch.
+func keepScratch(b []byte) []byte {
+	if cap(b) > maxPackScratch {
+		return nil
+	}
+	return b
+}
 
 // Rollback drops the frame and its changes. Frames begun on it turn stale. On a
 // nil frame it does nothing.

@@ -42,13 +42,52 @@ type frameChain struct {
 func (c *frameChain) at(seq uint32) *Frame { return c.frames[seq-c.first] }
 
 // add indexes the changes of fr, the child of the tip (or the first frame).
+//
+// The versions fr's records supersede in the frames below are noted there
+// (framestore.Store.Supersede), and a frame with enough of them noted is
+// repacked without their children's keys: only the newest version of a
+// branch is ever re-hashed on this line, so an older version's keys serve
+// no later hash, and they are most of a packed frame's bytes (a branch near
+// the root changes in every block, and each of 64 frames would otherwise
+// hold its 16 keys: docs/benchmarks.md §9, "Frame memory"). A read of an
+// older frame's version (a proof at that block, a fork begun on it) finds
+// its key and recomputes the keys of its children when it needs them. The
+// repack runs on a goroutine of its own, beside the next block, and the
+// next Begin puts its buffer in place (DB.finishRepacks).
 func (c *frameChain) add(fr *Frame) {
 	if len(c.frames) == 0 {
 		c.first = fr.seq
 	}
-	framestore.Add(c.index, &fr.vtx, fr.seq)
+	db := fr.db
+	due := len(db.repacking)
+	framestore.Add(c.index, &fr.vtx, fr.seq, func(seq, rec uint32) {
+		if f := c.at(seq); f.state == live && f.vtx.Supersede(rec) {
+			db.repacking = append(db.repacking, f)
+		}
+	})
+	for _, f := range db.repacking[due:] { // once all of fr is noted
+		f.vtx.StartRepack()
+	}
 	c.frames = append(c.frames, fr)
 	c.tip = fr
+}
+
+// finishRepacks puts in place the buffers of the repacks in flight
+// (frameChain.add), and with again begins the next repack of a frame that
+// noted enough superseded records meanwhile. A frame no longer live is
+// left alone: a folded one's store is the pending write's, which the writer
+// reads without the lock (its repack's buffer is dropped with it). The
+// caller holds db.mu exclusively.
+func (db *DB) finishRepacks(again bool) {
+	keep := db.repacking[:0]
+	for _, f := range db.repacking {
+		if f.state == live && f.vtx.FinishRepack() && again {
+			f.vtx.StartRepack()
+			keep = append(keep, f)
+		}
+	}
+	clear(db.repacking[len(keep):])
+	db.repacking = keep
 }
 
 // ancestryOf returns the ancestry of a new frame on parent, whose store is

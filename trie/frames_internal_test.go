@@ -447,3 +447,61 @@ func TestSealedFramesPacked(t *testing.T) {
 		fiMust(t, c.Check())
 	}
 }
+
+// TestSupersededKeysStripped: once a later frame of the line holds newer
+// versions of most of a sealed frame's branches, that frame is repacked
+// without their children's keys (its root record keeps its own key, not its
+// children's), and it still answers as before: the same root and proofs,
+// byte for byte, as a frame that kept every key, and a fork begun on it
+// reaches the same root as the same fork on that frame.
+func TestSupersededKeysStripped(t *testing.T) {
+	for _, format := range []vertex.Format{vertex.FormatV1, vertex.FormatV2} {
+		db, ref := fiOpen(t, format, 0), fiOpen(t, format, 0)
+		a, refA := db.Begin(), ref.Begin()
+		for i := 0; i < 500; i++ {
+			fiMust(t, a.UpdateAccount(fiAddr(i), fiAcc(1)))
+			fiMust(t, refA.UpdateAccount(fiAddr(i), fiAcc(1)))
+		}
+		rootA, err := a.StateRoot()
+		fiMust(t, err)
+		var want [][][]byte
+		for i := 0; i < 500; i += 50 {
+			p, err := refA.AccountProof(fiAddr(i))
+			fiMust(t, err)
+			want = append(want, p)
+		}
+		b := a.Begin()
+		if r, _ := a.vtx.Lookup(vertex.RootID); r == nil || r.ChildKeys == nil {
+			t.Fatalf("%v: the sealed frame's root lacks its children's keys before anything supersedes it", format)
+		}
+		for i := 0; i < 500; i++ {
+			fiMust(t, b.UpdateAccount(fiAddr(i), fiAcc(2)))
+		}
+		_, err = b.StateRoot()
+		fiMust(t, err)
+		b.Begin().Begin() // the first indexes b (every branch of a is superseded), the second puts a's repack in place
+		if r, _ := a.vtx.Lookup(vertex.RootID); r == nil || r.ChildKeys != nil || !r.Key.IsHash() {
+			t.Fatalf("%v: the superseded root record is not stripped to its own key: %+v", format, r)
+		}
+		if got, err := a.StateRoot(); err != nil || got != rootA {
+			t.Fatalf("%v: the stripped frame's root is %x (%v), want %x", format, got, err, rootA)
+		}
+		for k, i := 0, 0; i < 500; k, i = k+1, i+50 {
+			p, err := a.AccountProof(fiAddr(i))
+			fiMust(t, err)
+			if fmt.Sprint(p) != fmt.Sprint(want[k]) {
+				t.Fatalf("%v: the stripped frame's proof of account %d differs from the unstripped frame's", format, i)
+			}
+		}
+		fork, refFork := a.Begin(), refA.Begin()
+		for i := 0; i < 500; i += 3 {
+			fiMust(t, fork.UpdateAccount(fiAddr(i), fiAcc(3)))
+			fiMust(t, refFork.UpdateAccount(fiAddr(i), fiAcc(3)))
+		}
+		got, err := fork.StateRoot()
+		fiMust(t, err)
+		if w, err := refFork.StateRoot(); err != nil || got != w {
+			t.Fatalf("%v: a fork on the stripped frame reaches %x, the same fork on the unstripped one %x (%v)", format, got, w, err)
+		}
+	}
+}

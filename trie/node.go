@@ -3,6 +3,7 @@ package trie
 import (
 	"fmt"
 
+	"github.com/hexstate/hexstate/trie/internal/framestore"
 	"github.com/hexstate/hexstate/vertex"
 )
 
@@ -108,3 +109,13 @@ func decodePackedInto(n *node, acc *vertex.Account, buf, rec []byte) {
 // encodePacked is the record a packed frame keeps of n: with its children's
 // keys when they are current, as the cache keeps a branch.
 func encodePacked(dst []byte, n *node) []byte { return n.encode(dst, true) }
+
+// packCodec is how a sealed frame packs its vertices (Frame.pack): a
+// branch's children's keys are the part a newer version in a later frame
+// makes spare (frameChain.add).
+var packCodec = framestore.Codec[node]{
+	Encode: encodePacked,
+	Decode: decodePacked,
+	Spare:  vertex.ChildKeysSize,
+	Strip:  vertex.AppendWithoutChildKeys,
+}

@@ -9,7 +9,8 @@ import (
 
 // TestAppendWithoutChildKeys checks that dropping the children's keys from a
 // record gives the record Encode makes without them, for branches of both
-// formats with and without child keys, and for other records unchanged.
+// formats with and without child keys, and for other records unchanged, and
+// that ChildKeysSize is the number of bytes dropped.
 func TestAppendWithoutChildKeys(t *testing.T) {
 	keys := &[16]hashkey.Key{0: hashkey.HashKey(hashkey.EmptyCodeHash), 3: hashkey.KeyOf([]byte{0xc2, 0x20, 0x01}), 9: hashkey.HashKey(hashkey.EmptyRoot)}
 	kids := [16]ID{0: 300, 3: 1 << 40, 9: 7}
@@ -31,6 +32,9 @@ func TestAppendWithoutChildKeys(t *testing.T) {
 		}
 		if got := AppendWithoutChildKeys([]byte{0xee}, rec); !bytes.Equal(got[1:], want) || got[0] != 0xee {
 			t.Fatalf("vertex %d: without child keys %x, want %x", i, got[1:], want)
+		}
+		if n := ChildKeysSize(rec); n != len(rec)-len(want) {
+			t.Fatalf("vertex %d: ChildKeysSize = %d, want %d", i, n, len(rec)-len(want))
 		}
 	}
 	if withKeys != 3 {

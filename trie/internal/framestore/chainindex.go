@@ -31,7 +31,7 @@ type ChainIndex struct {
 }
 
 // chainEntry is what the index knows of an ID: the seq of the newest frame
-// holding it and, when that frame's store was packed, 1 + the offset of the
+// holding it and, when that frame's store was packed, 1 + the ordinal of the
 // record there (0: ask the store).
 type chainEntry struct{ seq, rec uint32 }
 
@@ -65,11 +65,17 @@ func (x *ChainIndex) Slots() int { return x.t.Slots() }
 
 // Add records every vertex s holds (its older IDs, deletions included, and
 // its fresh vertices) as held by the frame at seq, which must be newer than
-// every frame added before.
-func Add[V any](x *ChainIndex, s *Store[V], seq uint32) {
+// every frame added before. For each ID of s's records that an older frame's
+// packed record held until now, it calls superseded (when not nil) with that
+// frame's seq and record (for its store's Supersede).
+func Add[V any](x *ChainIndex, s *Store[V], seq uint32, superseded func(seq, rec uint32)) {
 	x.t.Reserve(s.Len())
 	if s.packed != nil {
-		s.packed.ids(s.first, func(id vertex.ID, rec uint32) { x.t.Set(id, chainEntry{seq, rec}) })
+		s.packed.ids(s.first, func(id vertex.ID, rec uint32) {
+			if was, ok := x.t.Swap(id, chainEntry{seq, rec}); ok && was.rec != 0 && superseded != nil {
+				superseded(was.seq, was.rec)
+			}
+		})
 	}
 	for id := range s.old {
 		x.t.Set(id, chainEntry{seq: seq})

@@ -21,7 +21,7 @@ func TestChainIndex(t *testing.T) {
 		s.Set(vertex.ID(4000+f), nil) // an older vertex deleted
 		s.Set(s.First()+2, new(int))  // fresh; s.First() and s.First()+1 stay unset
 		stores = append(stores, s)
-		Add(x, &stores[f], uint32(f+1))
+		Add(x, &stores[f], uint32(f+1), nil)
 	}
 	want := map[vertex.ID]uint32{}
 	for f := range stores {

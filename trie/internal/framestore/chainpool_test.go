@@ -18,7 +18,7 @@ func TestChainPool(t *testing.T) {
 	for i := 1; i <= 5000; i++ {
 		s.Set(vertex.ID(i), new(int))
 	}
-	Add(big, &s, 7)
+	Add(big, &s, 7, nil)
 	slots := big.Slots()
 	p.Put(big)
 	small := NewChainIndex(1000)

@@ -3,50 +3,105 @@ package framestore
 import (
 	"encoding/binary"
 	"math"
+	"slices"
 
 	"github.com/hexstate/hexstate/vertex"
 )
 
+// Codec is how a packed store turns its vertices into records and back.
+type Codec[V any] struct {
+	// Encode appends v's record to dst; Decode returns a V of its own for a
+	// record Encode made.
+	Encode func(dst []byte, v *V) []byte
+	Decode func(rec []byte) *V
+	// Spare returns how many bytes of rec serve only while its version is
+	// the newest (the trie: a branch's children's keys, which a re-hash of
+	// the newest version reads); Strip appends rec without them, exactly
+	// Spare(rec) bytes shorter. Both nil: records are never stripped.
+	Spare func(rec []byte) int
+	Strip func(dst, rec []byte) []byte
+}
+
 // packed is a sealed store's vertices as records in one buffer, with no Go
 // pointers: the garbage collector never scans it, and a record is a fraction
 // of its decoded vertex's size (docs/design.md §5, "Sealed frames packed").
-// Offsets are stored plus one, so that 0 can mean "no vertex" (a fresh ID)
-// or "deleted" (an older ID).
+//
+// A record is named by its ordinal (stored plus one, so that 0 can mean "no
+// vertex", a fresh ID, or "deleted", an older ID), not by its offset: a
+// repack (Store.Repack) moves records into a new buffer, and the chain
+// indexes of every line that holds the store keep naming the same ordinals.
 type packed[V any] struct {
-	recs   []byte               // each record preceded by its length, a uvarint
-	fresh  []uint32             // by ID-first: 1 + offset of the ID's record in recs; 0: no vertex
-	old    map[vertex.ID]uint32 // older IDs: 1 + offset of the record; 0: deleted
-	n      int                  // vertices and deletions held
-	decode func(rec []byte) *V
+	recs  []byte               // each record preceded by its length, a uvarint
+	offs  []uint32             // by ordinal: where the record starts in recs
+	fresh []uint32             // by ID-first: 1 + the ID's ordinal; 0: no vertex
+	old   map[vertex.ID]uint32 // older IDs: 1 + ordinal; 0: deleted
+	n     int                  // vertices and deletions held
+	codec *Codec[V]
+	// spare is, by ordinal, Codec.Spare of the record (0 once stripped, or
+	// when too large to note), with superseded set once a newer frame holds
+	// a newer version (Supersede): the next Repack strips it. pending sums
+	// the spare bytes so marked. One array, so that marking a record of an
+	// older frame costs one cache miss.
+	spare   []uint16
+	pending int
+	next    *repack // in flight, if not nil
 }
 
-// record returns the record at 1-based offset at.
-func (p *packed[V]) record(at uint32) []byte {
-	b := p.recs[at-1:]
-	l, n := binary.Uvarint(b)
-	return b[n : n+int(l) : n+int(l)]
+// superseded is the bit of a packed store's spare entry that marks its
+// record superseded.
+const superseded = 1 << 15
+
+// span returns where the record of 1-based ordinal ord starts (its length
+// first) and where its bytes start and end, in recs.
+func (p *packed[V]) span(ord uint32) (at, start, end int) {
+	at = int(p.offs[ord-1])
+	start, end = recordSpan(p.recs, at)
+	return at, start, end
 }
 
-// Pack replaces the store's vertices by their records, encoded by encode and
-// decoded again by decode on every Lookup (each Lookup of a packed vertex
-// returns a V of its own) and for Each. scratch is a buffer Pack may use and
-// returns for the next call. The store stays readable and writable: a Set
-// after Pack is kept beside the records and wins over them in Lookup and Each
-// (the trie Sets into a sealed frame only a copy of a vertex with the key a
-// hash found, so reading the record instead, as LookupAt does, gives the same
+// recordSpan returns where the bytes of the record at offset at of buf (its
+// length first) start and end.
+func recordSpan(buf []byte, at int) (start, end int) {
+	l, n := binary.Uvarint(buf[at:])
+	return at + n, at + n + int(l)
+}
+
+// record returns the record of 1-based ordinal ord.
+func (p *packed[V]) record(ord uint32) []byte {
+	_, start, end := p.span(ord)
+	return p.recs[start:end:end]
+}
+
+// appendRecord appends rec to buf, preceded by its length.
+func appendRecord(buf, rec []byte) []byte {
+	buf = binary.AppendUvarint(buf, uint64(len(rec)))
+	return append(buf, rec...)
+}
+
+// Pack replaces the store's vertices by their records, encoded and decoded
+// again (on every Lookup: each Lookup of a packed vertex returns a V of its
+// own, and for Each) by c. scratch is a buffer Pack may use and returns for
+// the next call. The store stays readable and writable: a Set after Pack is
+// kept beside the records and wins over them in Lookup and Each (the trie
+// Sets into a sealed frame only a copy of a vertex with the key a hash
+// found, so reading the record instead, as LookupAt does, gives the same
 // vertex without that key). Pack does nothing on a store packed already, or
 // one whose records would not fit 4 GiB.
-func (s *Store[V]) Pack(scratch []byte, encode func(dst []byte, v *V) []byte, decode func(rec []byte) *V) []byte {
+func (s *Store[V]) Pack(scratch []byte, c *Codec[V]) []byte {
 	if s.packed != nil {
 		return scratch
 	}
-	p := &packed[V]{old: make(map[vertex.ID]uint32, len(s.old)), decode: decode}
+	p := &packed[V]{old: make(map[vertex.ID]uint32, len(s.old)), codec: c}
+	p.offs = make([]uint32, 0, len(s.old)+len(s.fresh))
+	if c.Spare != nil {
+		p.spare = make([]uint16, 0, cap(p.offs))
+	}
 	buf := scratch[:0]
 	add := func(v *V) uint32 {
 		at := len(buf)
 		var l [binary.MaxVarintLen64]byte
 		buf = append(buf, l[:1]...) // a placeholder for short records
-		buf = encode(buf, v)
+		buf = c.Encode(buf, v)
 		if n := len(buf) - at - 1; n >= 0x80 {
 			k := binary.PutUvarint(l[:], uint64(n))
 			buf = append(buf, l[:k-1]...)
@@ -55,7 +110,16 @@ func (s *Store[V]) Pack(scratch []byte, encode func(dst []byte, v *V) []byte, de
 		} else {
 			buf[at] = byte(n)
 		}
-		return uint32(at) + 1
+		p.offs = append(p.offs, uint32(at))
+		if c.Spare != nil {
+			start, end := recordSpan(buf, at)
+			n := c.Spare(buf[start:end])
+			if n >= superseded {
+				n = 0 // never stripped
+			}
+			p.spare = append(p.spare, uint16(n))
+		}
+		return uint32(len(p.offs))
 	}
 	for id, v := range s.old {
 		if v == nil {
@@ -84,64 +148,166 @@ func (s *Store[V]) Pack(scratch []byte, encode func(dst []byte, v *V) []byte, de
 	return buf[:0]
 }
 
+// Supersede notes that a newer frame holds a newer version of the vertex
+// whose record is rec (1 + its ordinal, as ChainIndex.Add reports it), so
+// that a repack may strip the record of what only the newest version needs.
+// It reports, once per repack, when the bytes a repack would drop reach a
+// quarter of the records': when a repack is worth its copy.
+func (s *Store[V]) Supersede(rec uint32) (repack bool) {
+	p := s.packed
+	if p == nil || p.spare == nil || rec == 0 || int(rec) > len(p.offs) {
+		return false
+	}
+	sp := &p.spare[rec-1]
+	if *sp == 0 || *sp&superseded != 0 {
+		return false
+	}
+	was := p.pending
+	p.pending += int(*sp)
+	*sp |= superseded
+	return p.worthRepack(was)
+}
+
+// worthRepack reports whether p.pending, up from was, has just reached a
+// quarter of the records' bytes.
+func (p *packed[V]) worthRepack(was int) bool {
+	return 4*p.pending >= len(p.recs) && 4*was < len(p.recs)
+}
+
+// repack is a repack in flight: the records Supersede had noted when it
+// began (spare, a copy of the store's, and their pending bytes), stripped
+// into recs and offs on a goroutine of its own, which closes done.
+type repack struct {
+	done    chan struct{}
+	spare   []uint16
+	pending int
+	recs    []byte
+	offs    []uint32
+}
+
+// StartRepack begins stripping the records Supersede has noted
+// (Codec.Strip) into a new buffer, on a goroutine of its own; FinishRepack
+// puts it in place. Meanwhile the store reads its records as before, and
+// Supersede may note more, for the repack after. It does nothing when a
+// repack is in flight already or nothing is noted.
+func (s *Store[V]) StartRepack() {
+	p := s.packed
+	if p == nil || p.next != nil || p.pending == 0 {
+		return
+	}
+	r := &repack{done: make(chan struct{}), spare: slices.Clone(p.spare), pending: p.pending}
+	p.next = r
+	go p.build(r)
+}
+
+// build strips r's records. It reads the records and their offsets, which
+// nothing writes while r is in flight (FinishRepack replaces them after it).
+func (p *packed[V]) build(r *repack) {
+	defer close(r.done)
+	buf := make([]byte, 0, len(p.recs)-r.pending) // stripping shortens a length, never lengthens it
+	offs := make([]uint32, len(p.offs))
+	done := 0 // recs up to here are in buf
+	for i, sp := range r.spare {
+		if sp&superseded == 0 {
+			offs[i] = p.offs[i] - uint32(done-len(buf)) // moves back with the run it is in
+			continue
+		}
+		at, start, end := p.span(uint32(i) + 1)
+		buf = append(buf, p.recs[done:at]...)
+		offs[i] = uint32(len(buf))
+		buf = binary.AppendUvarint(buf, uint64(end-start-int(sp&^superseded)))
+		buf = p.codec.Strip(buf, p.recs[start:end])
+		done = end
+	}
+	r.recs, r.offs = append(buf, p.recs[done:]...), offs
+}
+
+// FinishRepack waits for the repack in flight, if any, and puts its buffer
+// in place of the old one: every ordinal keeps naming its record, and a
+// record handed out before stays valid (the old buffer is never written,
+// only left to the garbage collector). It reports whether the records noted
+// since the repack began are worth another (StartRepack).
+func (s *Store[V]) FinishRepack() (again bool) {
+	p := s.packed
+	if p == nil || p.next == nil {
+		return false
+	}
+	r := p.next
+	<-r.done
+	p.recs, p.offs, p.next = r.recs, r.offs, nil
+	for i, sp := range r.spare {
+		if sp&superseded != 0 {
+			p.spare[i] = 0 // stripped
+		}
+	}
+	p.pending -= r.pending
+	return p.worthRepack(0)
+}
+
+// Repack is StartRepack and FinishRepack, for a caller that waits.
+func (s *Store[V]) Repack() {
+	s.StartRepack()
+	s.FinishRepack()
+}
+
 // Packed reports whether Pack replaced the store's vertices by records.
 func (s *Store[V]) Packed() bool { return s.packed != nil }
 
-// find returns where the records keep id's (0: no vertex, or deleted) and
-// whether they answer for id at all.
-func (p *packed[V]) find(id, first vertex.ID) (at uint32, ok bool) {
+// find returns 1 + the ordinal of id's record (0: no vertex, or deleted) and
+// whether the records answer for id at all.
+func (p *packed[V]) find(id, first vertex.ID) (ord uint32, ok bool) {
 	if id >= first {
 		if i := uint64(id - first); i < uint64(len(p.fresh)) {
-			at = p.fresh[i]
+			ord = p.fresh[i]
 		}
-		return at, true
+		return ord, true
 	}
-	at, ok = p.old[id]
-	return at, ok
+	ord, ok = p.old[id]
+	return ord, ok
 }
 
 // lookup is Lookup in the records.
 func (p *packed[V]) lookup(id, first vertex.ID) (*V, bool) {
-	at, ok := p.find(id, first)
-	if at == 0 {
+	ord, ok := p.find(id, first)
+	if ord == 0 {
 		return nil, ok
 	}
-	return p.decode(p.record(at)), true
+	return p.codec.Decode(p.record(ord)), true
 }
 
 // each calls fn for every change the records hold, except those of IDs in
 // skip (the vertices Set after Pack).
 func (p *packed[V]) each(first vertex.ID, skip map[vertex.ID]*V, fn func(id vertex.ID, v *V, rec []byte)) {
-	for id, at := range p.old {
+	for id, ord := range p.old {
 		if _, ok := skip[id]; ok {
 			continue
 		}
-		if at == 0 {
+		if ord == 0 {
 			fn(id, nil, nil)
 		} else {
-			fn(id, nil, p.record(at))
+			fn(id, nil, p.record(ord))
 		}
 	}
-	for i, at := range p.fresh {
-		if at == 0 {
+	for i, ord := range p.fresh {
+		if ord == 0 {
 			continue
 		}
 		id := first + vertex.ID(i)
 		if _, ok := skip[id]; !ok {
-			fn(id, nil, p.record(at))
+			fn(id, nil, p.record(ord))
 		}
 	}
 }
 
-// ids calls fn for every ID the records hold, with where its record is (0:
-// deleted).
+// ids calls fn for every ID the records hold, with 1 + its record's ordinal
+// (0: deleted).
 func (p *packed[V]) ids(first vertex.ID, fn func(id vertex.ID, rec uint32)) {
-	for id, at := range p.old {
-		fn(id, at)
+	for id, ord := range p.old {
+		fn(id, ord)
 	}
-	for i, at := range p.fresh {
-		if at != 0 {
-			fn(first+vertex.ID(i), at)
+	for i, ord := range p.fresh {
+		if ord != 0 {
+			fn(first+vertex.ID(i), ord)
 		}
 	}
 }
@@ -173,5 +339,5 @@ func (s *Store[V]) LookupAt(id vertex.ID, rec uint32) (*V, bool) {
 	if rec == 0 || s.packed == nil {
 		return s.Lookup(id)
 	}
-	return s.packed.decode(s.packed.record(rec)), true
+	return s.packed.codec.Decode(s.packed.record(rec)), true
 }

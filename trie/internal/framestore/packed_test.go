@@ -55,7 +55,7 @@ func TestPack(t *testing.T) {
 		}
 	}
 	check("before Pack")
-	scratch := s.Pack(nil, enc, dec)
+	scratch := s.Pack(nil, &Codec[int]{Encode: enc, Decode: dec})
 	if !s.Packed() || cap(scratch) == 0 {
 		t.Fatalf("Pack did not pack (packed %v)", s.Packed())
 	}
@@ -79,7 +79,7 @@ func TestPack(t *testing.T) {
 		}
 	}
 	x := NewChainIndex(16)
-	Add(x, &s, 1)
+	Add(x, &s, 1, nil)
 	for _, id := range []vertex.ID{1000, 1002} {
 		seq, rec, ok := x.Where(id)
 		if !ok || seq != 1 || rec == 0 {
@@ -95,5 +95,89 @@ func TestPack(t *testing.T) {
 	emptied := New[int](^vertex.ID(0)) // a persisted frame's store is replaced so
 	if v, ok := emptied.LookupAt(1000, 3); v != nil || ok {
 		t.Fatalf("LookupAt on an emptied store = %v, %v, want no answer", v, ok)
+	}
+}
+
+// TestRepack: a newer store added to the chain index reports the records it
+// supersedes in the older one; Supersede says once when the spare bytes of
+// the records noted reach a quarter of the records' (records with no spare
+// bytes are not counted); Repack strips exactly the noted records while every
+// ordinal the index holds still leads to its record, and a record handed out
+// before stays as it was.
+func TestRepack(t *testing.T) {
+	// A record is the value, then "+" and as many '#' as the value says:
+	// its spare bytes.
+	c := &Codec[int]{
+		Encode: func(dst []byte, v *int) []byte {
+			dst = strconv.AppendInt(dst, int64(*v), 10)
+			return append(append(dst, '+'), strings.Repeat("#", max(*v, 0))...)
+		},
+		Decode: func(rec []byte) *int {
+			n, err := strconv.Atoi(string(rec[:strings.IndexByte(string(rec), '+')]))
+			if err != nil {
+				t.Fatalf("record %q: %v", rec, err)
+			}
+			return &n
+		},
+		Spare: func(rec []byte) int { return strings.Count(string(rec), "#") },
+		Strip: func(dst, rec []byte) []byte { return append(dst, strings.TrimRight(string(rec), "#")...) },
+	}
+	older, newer := New[int](1000), New[int](2000)
+	for id := vertex.ID(1); id <= 40; id++ {
+		v := 200 // 200 spare bytes each for 1..30: ~6,200 bytes of records
+		if id > 30 {
+			v = 0 // nothing to strip
+		}
+		older.Set(id, &v)
+		if id <= 15 || id > 30 {
+			w := -int(id)
+			newer.Set(id, &w)
+		}
+	}
+	older.Pack(nil, c)
+	newer.Pack(nil, c)
+	x := NewChainIndex(64)
+	Add(x, &older, 1, nil)
+	recs, held, want := map[vertex.ID]uint32{}, map[vertex.ID][]byte{}, map[vertex.ID]string{}
+	for id := vertex.ID(1); id <= 40; id++ {
+		_, recs[id], _ = x.Where(id)
+		held[id] = older.packed.record(recs[id])
+		want[id] = string(held[id])
+	}
+	// newer supersedes 1..15 (3,000 spare bytes: a quarter of the records'
+	// is crossed at the 8th) and 31..40 (none to count).
+	reports, due := 0, 0
+	Add(x, &newer, 2, func(seq, rec uint32) {
+		if seq != 1 {
+			t.Fatalf("superseded reported for seq %d, want 1", seq)
+		}
+		reports++
+		if older.Supersede(rec) {
+			due++
+		}
+	})
+	if reports != 25 || due != 1 {
+		t.Fatalf("%d records reported superseded, repack due %d times; want 25 and once", reports, due)
+	}
+	if older.Supersede(recs[1]) {
+		t.Fatal("a record noted twice makes a repack due again")
+	}
+	size := len(older.packed.recs)
+	older.Repack()
+	for id := vertex.ID(1); id <= 40; id++ {
+		v, ok := older.LookupAt(id, recs[id])
+		if w := map[bool]int{true: 200, false: 0}[id <= 30]; !ok || *v != w {
+			t.Fatalf("after Repack, LookupAt(%d) = %v, %v; want %d", id, v, ok, w)
+		}
+		got := string(older.packed.record(recs[id]))
+		if id <= 15 && (strings.Contains(got, "#") || got == want[id]) || id > 15 && got != want[id] {
+			t.Fatalf("after Repack, record of %d is %q (was %q)", id, got, want[id])
+		}
+		if string(held[id]) != want[id] {
+			t.Fatalf("a record of %d handed out before Repack changed to %q", id, held[id])
+		}
+	}
+	if got := len(older.packed.recs); got > size-15*200 {
+		t.Fatalf("%d bytes of records after stripping 3,000 of %d", got, size)
 	}
 }

@@ -83,9 +83,12 @@ func (t *Table[V]) Get(id vertex.ID) (V, bool) {
 }
 
 // Set makes v id's value; it ignores vertex.NoID, which is never a vertex.
-func (t *Table[V]) Set(id vertex.ID, v V) {
+func (t *Table[V]) Set(id vertex.ID, v V) { t.Swap(id, v) }
+
+// Swap is Set returning id's value before it, if it had one.
+func (t *Table[V]) Swap(id vertex.ID, v V) (was V, had bool) {
 	if id == vertex.NoID {
-		return
+		return was, false
 	}
 	if !t.Fits(t.n + 1) {
 		t.Reserve(1)
@@ -94,12 +97,12 @@ func (t *Table[V]) Set(id vertex.ID, v V) {
 	for i := t.home(id); ; i = (i + 1) & mask {
 		switch e := &t.slots[i]; e.id {
 		case id:
-			e.v = v
-			return
+			was, e.v = e.v, v
+			return was, true
 		case vertex.NoID:
 			*e = entry[V]{id: id, v: v}
 			t.n++
-			return
+			return was, false
 		}
 	}
 }
