@@ -269,7 +269,6 @@ func (db *DB) Close() error {
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	db.closed = true
-	db.finishRepacks(false)        // no goroutine of the database outlives Close
 	if p := db.pending; p != nil { // a write that failed again: nothing reads it now
 		p.batch, p.cached, p.index = nil, nil, nil // nothing may point into the freed arena
 	}

@@ -83,26 +83,44 @@ func (fr *Frame) Begin() *Frame {
 	}
 	fr.db.mu.Lock()
 	defer fr.db.mu.Unlock()
-	fr.db.finishRepacks(true)
+	fr.db.finishRepacks()
+	hashed := false
 	if fr.check(false) == nil && !fr.sealed {
-		fr.rootKey(vertex.RootID) // an error here surfaces again in the child
+		_, err := fr.rootKey(vertex.RootID) // an error here surfaces again in the child
+		hashed = err == nil
 	}
 	fr.sealed = true
-	fr.pack()
+	fr.pack(hashed)
 	c := newFrame(fr.db, fr, fr.alloc)
 	c.below = ancestryOf(fr.db, fr)
 	return c
 }
 
-// pack replaces the vertices of fr, sealed and hashed, by their records
+// pack replaces the vertices of fr, sealed, by their records
 // (framestore.Store.Pack), and drops the memory that held them: the slabs and
-// arenas the vertices came from, the hasher's children's keys. The caller
-// holds db.mu exclusively. The base (whose store is empty) is not packed.
-func (fr *Frame) pack() {
+// arenas the vertices came from, the hasher's children's keys. When fr was
+// hashed (every key computed, so no hash changes a vertex of its in place)
+// the records are encoded on a goroutine of its own, beside the next block,
+// and the next Begin puts them in place (DB.finishRepacks); else here. The
+// caller holds db.mu exclusively. The base (whose store is empty) is not
+// packed.
+func (fr *Frame) pack(hashed bool) {
 	if fr == fr.db.base || fr.vtx.Packed() {
 		return
 	}
+	if hashed {
+		fr.vtx.StartPack(fr.db.packScratch, &packCodec)
+		fr.db.packScratch = nil // the pack's until it is finished
+		fr.db.repacking = append(fr.db.repacking, fr)
+		return
+	}
 	fr.db.packScratch = keepScratch(fr.vtx.Pack(fr.db.packScratch, &packCodec))
+	fr.dropVertices()
+}
+
+// dropVertices drops the memory that held fr's vertices, once they are
+// records.
+func (fr *Frame) dropVertices() {
 	if fr.vtx.Packed() {
 		fr.arena, fr.slab, fr.accSlab, fr.h = nil, nil, nil, hasher{fr: fr}
 	}

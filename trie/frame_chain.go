@@ -72,16 +72,24 @@ func (c *frameChain) add(fr *Frame) {
 	c.tip = fr
 }
 
-// finishRepacks puts in place the buffers of the repacks in flight
-// (frameChain.add), and with again begins the next repack of a frame that
-// noted enough superseded records meanwhile. A frame no longer live is
+// finishRepacks puts in place the buffers of the packs (Frame.pack) and
+// repacks (frameChain.add) in flight, and begins the next repack of a frame
+// that noted enough superseded records meanwhile. A frame no longer live is
 // left alone: a folded one's store is the pending write's, which the writer
-// reads without the lock (its repack's buffer is dropped with it). The
+// reads without the lock (the goroutine's buffer is dropped with it). The
 // caller holds db.mu exclusively.
-func (db *DB) finishRepacks(again bool) {
+func (db *DB) finishRepacks() {
 	keep := db.repacking[:0]
 	for _, f := range db.repacking {
-		if f.state == live && f.vtx.FinishRepack() && again {
+		if f.state != live {
+			continue
+		}
+		again, scratch := f.vtx.Finish()
+		if scratch != nil {
+			db.packScratch = keepScratch(scratch)
+		}
+		f.dropVertices()
+		if again {
 			f.vtx.StartRepack()
 			keep = append(keep, f)
 		}

@@ -154,6 +154,14 @@ func TestFrameMemoryProportional(t *testing.T) {
 // fiFrameLen is the number of vertices frame fr holds (its changes).
 func fiFrameLen(fr *Frame) int { return fr.vtx.Len() }
 
+// fiFinishPacks puts in place the packs and repacks Begin left in flight, as
+// the next Begin would.
+func fiFinishPacks(db *DB) {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	db.finishRepacks()
+}
+
 // fiRecords is the number of vertex records in a memory backend.
 func fiRecords(db *DB) int {
 	m := db.backend.(*memoryBackend)
@@ -417,6 +425,7 @@ func TestSealedFramesPacked(t *testing.T) {
 		rootA, err := a.StateRoot()
 		fiMust(t, err)
 		b := a.Begin()
+		fiFinishPacks(db)
 		if !a.vtx.Packed() || a.slab != nil || a.arena != nil {
 			t.Fatalf("%v: the sealed parent is not packed (packed %v, slab %d left)", format, a.vtx.Packed(), len(a.slab))
 		}
@@ -471,6 +480,7 @@ func TestSupersededKeysStripped(t *testing.T) {
 			want = append(want, p)
 		}
 		b := a.Begin()
+		fiFinishPacks(db)
 		if r, _ := a.vtx.Lookup(vertex.RootID); r == nil || r.ChildKeys == nil {
 			t.Fatalf("%v: the sealed frame's root lacks its children's keys before anything supersedes it", format)
 		}
@@ -479,7 +489,8 @@ func TestSupersededKeysStripped(t *testing.T) {
 		}
 		_, err = b.StateRoot()
 		fiMust(t, err)
-		b.Begin().Begin() // the first indexes b (every branch of a is superseded), the second puts a's repack in place
+		b.Begin() // indexes b: every branch of a is superseded
+		fiFinishPacks(db)
 		if r, _ := a.vtx.Lookup(vertex.RootID); r == nil || r.ChildKeys != nil || !r.Key.IsHash() {
 			t.Fatalf("%v: the superseded root record is not stripped to its own key: %+v", format, r)
 		}

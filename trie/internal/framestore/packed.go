@@ -37,6 +37,9 @@ type packed[V any] struct {
 	old   map[vertex.ID]uint32 // older IDs: 1 + ordinal; 0: deleted
 	n     int                  // vertices and deletions held
 	codec *Codec[V]
+	// nodes holds the vertices by ordinal while the first pack is in flight
+	// (StartPack), in place of records; nil once they are in place.
+	nodes []*V
 	// spare is, by ordinal, Codec.Spare of the record (0 once stripped, or
 	// when too large to note), with superseded set once a newer frame holds
 	// a newer version (Supersede): the next Repack strips it. pending sums
@@ -85,19 +88,78 @@ func appendRecord(buf, rec []byte) []byte {
 // kept beside the records and wins over them in Lookup and Each (the trie
 // Sets into a sealed frame only a copy of a vertex with the key a hash
 // found, so reading the record instead, as LookupAt does, gives the same
-// vertex without that key). Pack does nothing on a store packed already, or
-// one whose records would not fit 4 GiB.
+// vertex without that key). A store packed already is left as it is; one
+// whose records would not fit 4 GiB keeps its vertices, by ordinal.
 func (s *Store[V]) Pack(scratch []byte, c *Codec[V]) []byte {
 	if s.packed != nil {
 		return scratch
 	}
-	p := &packed[V]{old: make(map[vertex.ID]uint32, len(s.old)), codec: c}
-	p.offs = make([]uint32, 0, len(s.old)+len(s.fresh))
-	if c.Spare != nil {
-		p.spare = make([]uint16, 0, cap(p.offs))
+	p := s.order(c)
+	r := &repack{}
+	scratch = p.encode(r, scratch)
+	p.place(r)
+	return scratch
+}
+
+// StartPack is Pack on a goroutine of its own: the store's vertices get
+// their ordinals now (so ChainIndex.Add names them), and the records are
+// encoded beside the caller, through scratch, which the caller hands over;
+// Finish puts them in place and hands scratch back. Until then a Lookup
+// returns the vertex itself, shared, as an unpacked store does, so the
+// vertices must not change meanwhile (the trie packs only a sealed frame
+// whose keys are all computed).
+func (s *Store[V]) StartPack(scratch []byte, c *Codec[V]) {
+	if s.packed != nil {
+		return
 	}
+	p := s.order(c)
+	r := &repack{done: make(chan struct{})}
+	p.next = r
+	go func() {
+		defer close(r.done)
+		r.scratch = p.encode(r, scratch)
+	}()
+}
+
+// order moves the store's vertices into a packed store by ordinal (nodes),
+// without records yet.
+func (s *Store[V]) order(c *Codec[V]) *packed[V] {
+	p := &packed[V]{old: make(map[vertex.ID]uint32, len(s.old)), codec: c}
+	p.nodes = make([]*V, 0, len(s.old)+len(s.fresh))
+	for id, v := range s.old {
+		if v != nil {
+			p.nodes = append(p.nodes, v)
+			p.old[id] = uint32(len(p.nodes))
+		} else {
+			p.old[id] = 0
+		}
+	}
+	p.fresh = make([]uint32, len(s.fresh))
+	for i, v := range s.fresh {
+		if v != nil {
+			p.nodes = append(p.nodes, v)
+			p.fresh[i] = uint32(len(p.nodes))
+			p.n++
+		}
+	}
+	p.n += len(p.old)
+	s.packed = p
+	s.old, s.fresh, s.filter = make(map[vertex.ID]*V), nil, nil
+	return p
+}
+
+// encode encodes p's vertices by ordinal into r, through scratch (nil: a
+// buffer of its own), and returns scratch for reuse. It reads only p.nodes
+// and p.codec, which nothing writes while it runs. Records that would not
+// fit 4 GiB leave r.recs nil.
+func (p *packed[V]) encode(r *repack, scratch []byte) []byte {
+	c := p.codec
 	buf := scratch[:0]
-	add := func(v *V) uint32 {
+	r.offs = make([]uint32, len(p.nodes))
+	if c.Spare != nil {
+		r.spare = make([]uint16, len(p.nodes))
+	}
+	for i, v := range p.nodes {
 		at := len(buf)
 		var l [binary.MaxVarintLen64]byte
 		buf = append(buf, l[:1]...) // a placeholder for short records
@@ -110,42 +172,28 @@ func (s *Store[V]) Pack(scratch []byte, c *Codec[V]) []byte {
 		} else {
 			buf[at] = byte(n)
 		}
-		p.offs = append(p.offs, uint32(at))
+		if len(buf) >= math.MaxUint32 {
+			r.offs, r.spare = nil, nil
+			return buf[:0]
+		}
+		r.offs[i] = uint32(at)
 		if c.Spare != nil {
 			start, end := recordSpan(buf, at)
-			n := c.Spare(buf[start:end])
-			if n >= superseded {
-				n = 0 // never stripped
+			if n := c.Spare(buf[start:end]); n < superseded { // a larger one is never stripped
+				r.spare[i] = uint16(n)
 			}
-			p.spare = append(p.spare, uint16(n))
-		}
-		return uint32(len(p.offs))
-	}
-	for id, v := range s.old {
-		if v == nil {
-			p.old[id] = 0
-		} else {
-			p.old[id] = add(v)
-		}
-		if len(buf) >= math.MaxUint32 {
-			return buf[:0]
 		}
 	}
-	p.fresh = make([]uint32, len(s.fresh))
-	for i, v := range s.fresh {
-		if v != nil {
-			p.fresh[i] = add(v)
-			p.n++
-		}
-		if len(buf) >= math.MaxUint32 {
-			return buf[:0]
-		}
-	}
-	p.n += len(p.old)
-	p.recs = append(make([]byte, 0, len(buf)), buf...)
-	s.packed = p
-	s.old, s.fresh, s.filter = make(map[vertex.ID]*V), nil, nil
+	r.recs = append(make([]byte, 0, len(buf)), buf...)
 	return buf[:0]
+}
+
+// place puts the records of a finished first pack r in place of the
+// vertices (which stay when r has no records).
+func (p *packed[V]) place(r *repack) {
+	if r.recs != nil {
+		p.recs, p.offs, p.spare, p.nodes = r.recs, r.offs, r.spare, nil
+	}
 }
 
 // Supersede notes that a newer frame holds a newer version of the vertex
@@ -155,8 +203,8 @@ func (s *Store[V]) Pack(scratch []byte, c *Codec[V]) []byte {
 // quarter of the records': when a repack is worth its copy.
 func (s *Store[V]) Supersede(rec uint32) (repack bool) {
 	p := s.packed
-	if p == nil || p.spare == nil || rec == 0 || int(rec) > len(p.offs) {
-		return false
+	if p == nil || p.nodes != nil || p.spare == nil || rec == 0 || int(rec) > len(p.offs) {
+		return false // no records to strip (yet)
 	}
 	sp := &p.spare[rec-1]
 	if *sp == 0 || *sp&superseded != 0 {
@@ -174,25 +222,28 @@ func (p *packed[V]) worthRepack(was int) bool {
 	return 4*p.pending >= len(p.recs) && 4*was < len(p.recs)
 }
 
-// repack is a repack in flight: the records Supersede had noted when it
-// began (spare, a copy of the store's, and their pending bytes), stripped
-// into recs and offs on a goroutine of its own, which closes done.
+// repack is a pack or repack in flight (or, for Pack, done): the records
+// Supersede had noted when a repack began (spare, a copy of the store's,
+// and their pending bytes) stripped, or a first pack's records encoded
+// (with their spare bytes), into recs and offs, on a goroutine of its own
+// that closes done.
 type repack struct {
 	done    chan struct{}
 	spare   []uint16
 	pending int
 	recs    []byte
 	offs    []uint32
+	scratch []byte // a first pack's encode buffer, for the caller's next
 }
 
 // StartRepack begins stripping the records Supersede has noted
-// (Codec.Strip) into a new buffer, on a goroutine of its own; FinishRepack
+// (Codec.Strip) into a new buffer, on a goroutine of its own; Finish
 // puts it in place. Meanwhile the store reads its records as before, and
 // Supersede may note more, for the repack after. It does nothing when a
 // repack is in flight already or nothing is noted.
 func (s *Store[V]) StartRepack() {
 	p := s.packed
-	if p == nil || p.next != nil || p.pending == 0 {
+	if p == nil || p.nodes != nil || p.next != nil || p.pending == 0 {
 		return
 	}
 	r := &repack{done: make(chan struct{}), spare: slices.Clone(p.spare), pending: p.pending}
@@ -201,7 +252,7 @@ func (s *Store[V]) StartRepack() {
 }
 
 // build strips r's records. It reads the records and their offsets, which
-// nothing writes while r is in flight (FinishRepack replaces them after it).
+// nothing writes while r is in flight (Finish replaces them after it).
 func (p *packed[V]) build(r *repack) {
 	defer close(r.done)
 	buf := make([]byte, 0, len(p.recs)-r.pending) // stripping shortens a length, never lengthens it
@@ -222,36 +273,43 @@ func (p *packed[V]) build(r *repack) {
 	r.recs, r.offs = append(buf, p.recs[done:]...), offs
 }
 
-// FinishRepack waits for the repack in flight, if any, and puts its buffer
-// in place of the old one: every ordinal keeps naming its record, and a
-// record handed out before stays valid (the old buffer is never written,
-// only left to the garbage collector). It reports whether the records noted
-// since the repack began are worth another (StartRepack).
-func (s *Store[V]) FinishRepack() (again bool) {
+// Finish waits for the pack (StartPack) or repack (StartRepack) in flight,
+// if any, and puts its buffer in place: every ordinal keeps naming its
+// record, and a record handed out before stays valid (an old buffer is
+// never written, only left to the garbage collector). It reports whether the
+// records noted since a repack began are worth another (StartRepack), and
+// hands back the scratch buffer a StartPack was handed.
+func (s *Store[V]) Finish() (again bool, scratch []byte) {
 	p := s.packed
 	if p == nil || p.next == nil {
-		return false
+		return false, nil
 	}
 	r := p.next
 	<-r.done
-	p.recs, p.offs, p.next = r.recs, r.offs, nil
+	p.next = nil
+	if p.nodes != nil {
+		p.place(r)
+		return false, r.scratch
+	}
+	p.recs, p.offs = r.recs, r.offs
 	for i, sp := range r.spare {
 		if sp&superseded != 0 {
 			p.spare[i] = 0 // stripped
 		}
 	}
 	p.pending -= r.pending
-	return p.worthRepack(0)
+	return p.worthRepack(0), nil
 }
 
-// Repack is StartRepack and FinishRepack, for a caller that waits.
+// Repack is StartRepack and Finish, for a caller that waits.
 func (s *Store[V]) Repack() {
 	s.StartRepack()
-	s.FinishRepack()
+	s.Finish()
 }
 
-// Packed reports whether Pack replaced the store's vertices by records.
-func (s *Store[V]) Packed() bool { return s.packed != nil }
+// Packed reports whether the store's vertices are records (Pack, or
+// StartPack and Finish).
+func (s *Store[V]) Packed() bool { return s.packed != nil && s.packed.nodes == nil }
 
 // find returns 1 + the ordinal of id's record (0: no vertex, or deleted) and
 // whether the records answer for id at all.
@@ -272,7 +330,26 @@ func (p *packed[V]) lookup(id, first vertex.ID) (*V, bool) {
 	if ord == 0 {
 		return nil, ok
 	}
-	return p.codec.Decode(p.record(ord)), true
+	return p.at(ord), true
+}
+
+// at returns the vertex of 1-based ordinal ord: its record decoded, or
+// itself while its first pack is in flight.
+func (p *packed[V]) at(ord uint32) *V {
+	if p.nodes != nil {
+		return p.nodes[ord-1]
+	}
+	return p.codec.Decode(p.record(ord))
+}
+
+// yield calls fn with the vertex of 1-based ordinal ord as Each hands it
+// out: its record, or itself while its first pack is in flight.
+func (p *packed[V]) yield(id vertex.ID, ord uint32, fn func(id vertex.ID, v *V, rec []byte)) {
+	if p.nodes != nil {
+		fn(id, p.nodes[ord-1], nil)
+	} else {
+		fn(id, nil, p.record(ord))
+	}
 }
 
 // each calls fn for every change the records hold, except those of IDs in
@@ -285,7 +362,7 @@ func (p *packed[V]) each(first vertex.ID, skip map[vertex.ID]*V, fn func(id vert
 		if ord == 0 {
 			fn(id, nil, nil)
 		} else {
-			fn(id, nil, p.record(ord))
+			p.yield(id, ord, fn)
 		}
 	}
 	for i, ord := range p.fresh {
@@ -294,7 +371,7 @@ func (p *packed[V]) each(first vertex.ID, skip map[vertex.ID]*V, fn func(id vert
 		}
 		id := first + vertex.ID(i)
 		if _, ok := skip[id]; !ok {
-			fn(id, nil, p.record(ord))
+			p.yield(id, ord, fn)
 		}
 	}
 }
@@ -339,5 +416,5 @@ func (s *Store[V]) LookupAt(id vertex.ID, rec uint32) (*V, bool) {
 	if rec == 0 || s.packed == nil {
 		return s.Lookup(id)
 	}
-	return s.packed.codec.Decode(s.packed.record(rec)), true
+	return s.packed.at(rec), true
 }

@@ -181,3 +181,56 @@ func TestRepack(t *testing.T) {
 		t.Fatalf("%d bytes of records after stripping 3,000 of %d", got, size)
 	}
 }
+
+// TestStartPack: while a pack runs on its goroutine the store hands out its
+// vertices themselves (Lookup, LookupAt, Each), with their ordinals already
+// in the chain index, and notes no supersession; Finish puts the records in
+// place, after which lookups decode them.
+func TestStartPack(t *testing.T) {
+	c := &Codec[int]{
+		Encode: func(dst []byte, v *int) []byte { return strconv.AppendInt(dst, int64(*v), 10) },
+		Decode: func(rec []byte) *int { n, _ := strconv.Atoi(string(rec)); return &n },
+		Spare:  func([]byte) int { return 1 },
+		Strip:  func(dst, rec []byte) []byte { return append(dst, rec[:len(rec)-1]...) },
+	}
+	s := New[int](100)
+	vals := map[vertex.ID]*int{}
+	for _, id := range []vertex.ID{5, 7, 100, 101} {
+		v := int(id) * 11
+		vals[id] = &v
+		s.Set(id, &v)
+	}
+	s.StartPack(nil, c)
+	x := NewChainIndex(16)
+	Add(x, &s, 1, nil)
+	if s.Packed() {
+		t.Fatal("Packed before Finish")
+	}
+	for id, want := range vals {
+		_, rec, _ := x.Where(id)
+		if v, ok := s.LookupAt(id, rec); !ok || v != want {
+			t.Fatalf("in flight, LookupAt(%d) = %p, want the vertex itself %p", id, v, want)
+		}
+		if v, ok := s.Lookup(id); !ok || v != want {
+			t.Fatalf("in flight, Lookup(%d) = %p, want %p", id, v, want)
+		}
+		if s.Supersede(rec) {
+			t.Fatal("a repack is due for a store whose records are not in place")
+		}
+	}
+	s.Each(func(id vertex.ID, v *int, rec []byte) {
+		if v != vals[id] || rec != nil {
+			t.Fatalf("in flight, Each(%d) = %p, %q", id, v, rec)
+		}
+	})
+	s.Finish()
+	if !s.Packed() {
+		t.Fatal("not Packed after Finish")
+	}
+	for id, want := range vals {
+		_, rec, _ := x.Where(id)
+		if v, ok := s.LookupAt(id, rec); !ok || v == want || *v != *want {
+			t.Fatalf("after Finish, LookupAt(%d) = %v (%p), want a decoded %d", id, *v, v, *want)
+		}
+	}
+}
