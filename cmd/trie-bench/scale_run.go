@@ -151,6 +151,11 @@ func runScaleSide(f *benchFlags, name string, shape scaleShape, slots int, hot [
 			return nil, nil, fmt.Errorf("%s: block %d: root: %w", name, n, err)
 		}
 		commit := (k+1)%f.persistEvery == 0 || k == f.cfg.blocks-1
+		if k == f.cfg.blocks-1 && f.heapprofile != "" { // the frames the last persist folds
+			if err := writeHeapProfile(f.heapprofile + "." + name); err != nil {
+				return nil, nil, err
+			}
+		}
 		dp, err := timed(name, "persist", func() error { return s.Persist(n, commit) })
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: block %d: persist: %w", name, n, err)
