@@ -93,12 +93,13 @@ type DB struct {
 	// many (see ancestryOf).
 	lastChainIDs int
 	// packScratch is the buffer Frame.pack encodes a frame's records in
-	// (under mu) before copying them into one allocation of their size.
+	// (under mu) before copying them into one allocation of their size; a
+	// pack in flight holds it until finishPacks takes it back.
 	packScratch []byte
-	// repacking holds the frames whose stores are repacking on goroutines
-	// of their own (frameChain.add); the next Begin puts the new buffers in
-	// place (finishRepacks).
-	repacking []*Frame
+	// packing holds the frames whose stores are being packed or repacked
+	// on goroutines of their own (Frame.pack, frameChain.add); the next
+	// Begin puts the new buffers in place (finishPacks).
+	packing []*Frame
 	// chains keeps the indexes of lines of frames nothing reaches any more,
 	// for the next lines (ancestryOf).
 	chains *framestore.ChainPool

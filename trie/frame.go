@@ -83,7 +83,7 @@ func (fr *Frame) Begin() *Frame {
 	}
 	fr.db.mu.Lock()
 	defer fr.db.mu.Unlock()
-	fr.db.finishRepacks()
+	fr.db.finishPacks()
 	hashed := false
 	if fr.check(false) == nil && !fr.sealed {
 		_, err := fr.rootKey(vertex.RootID) // an error here surfaces again in the child
@@ -101,7 +101,7 @@ func (fr *Frame) Begin() *Frame {
 // arenas the vertices came from, the hasher's children's keys. When fr was
 // hashed (every key computed, so no hash changes a vertex of its in place)
 // the records are encoded on a goroutine of its own, beside the next block,
-// and the next Begin puts them in place (DB.finishRepacks); else here. The
+// and the next Begin puts them in place (DB.finishPacks); else here. The
 // caller holds db.mu exclusively. The base (whose store is empty) is not
 // packed.
 func (fr *Frame) pack(hashed bool) {
@@ -111,7 +111,7 @@ func (fr *Frame) pack(hashed bool) {
 	if hashed {
 		fr.vtx.StartPack(fr.db.packScratch, &packCodec)
 		fr.db.packScratch = nil // the pack's until it is finished
-		fr.db.repacking = append(fr.db.repacking, fr)
+		fr.db.packing = append(fr.db.packing, fr)
 		return
 	}
 	fr.db.packScratch = keepScratch(fr.vtx.Pack(fr.db.packScratch, &packCodec))

@@ -53,34 +53,34 @@ func (c *frameChain) at(seq uint32) *Frame { return c.frames[seq-c.first] }
 // older frame's version (a proof at that block, a fork begun on it) finds
 // its key and recomputes the keys of its children when it needs them. The
 // repack runs on a goroutine of its own, beside the next block, and the
-// next Begin puts its buffer in place (DB.finishRepacks).
+// next Begin puts its buffer in place (DB.finishPacks).
 func (c *frameChain) add(fr *Frame) {
 	if len(c.frames) == 0 {
 		c.first = fr.seq
 	}
 	db := fr.db
-	due := len(db.repacking)
+	due := len(db.packing)
 	framestore.Add(c.index, &fr.vtx, fr.seq, func(seq, rec uint32) {
 		if f := c.at(seq); f.state == live && f.vtx.Supersede(rec) {
-			db.repacking = append(db.repacking, f)
+			db.packing = append(db.packing, f)
 		}
 	})
-	for _, f := range db.repacking[due:] { // once all of fr is noted
+	for _, f := range db.packing[due:] { // once all of fr is noted
 		f.vtx.StartRepack()
 	}
 	c.frames = append(c.frames, fr)
 	c.tip = fr
 }
 
-// finishRepacks puts in place the buffers of the packs (Frame.pack) and
+// finishPacks puts in place the buffers of the packs (Frame.pack) and
 // repacks (frameChain.add) in flight, and begins the next repack of a frame
 // that noted enough superseded records meanwhile. A frame no longer live is
 // left alone: a folded one's store is the pending write's, which the writer
 // reads without the lock (the goroutine's buffer is dropped with it). The
 // caller holds db.mu exclusively.
-func (db *DB) finishRepacks() {
-	keep := db.repacking[:0]
-	for _, f := range db.repacking {
+func (db *DB) finishPacks() {
+	keep := db.packing[:0]
+	for _, f := range db.packing {
 		if f.state != live {
 			continue
 		}
@@ -94,8 +94,8 @@ func (db *DB) finishRepacks() {
 			keep = append(keep, f)
 		}
 	}
-	clear(db.repacking[len(keep):])
-	db.repacking = keep
+	clear(db.packing[len(keep):])
+	db.packing = keep
 }
 
 // ancestryOf returns the ancestry of a new frame on parent, whose store is

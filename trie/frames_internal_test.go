@@ -159,7 +159,7 @@ func fiFrameLen(fr *Frame) int { return fr.vtx.Len() }
 func fiFinishPacks(db *DB) {
 	db.mu.Lock()
 	defer db.mu.Unlock()
-	db.finishRepacks()
+	db.finishPacks()
 }
 
 // fiRecords is the number of vertex records in a memory backend.

@@ -11,7 +11,15 @@
 // line's index, built in one block's Begin, does not take a page fault per
 // page of a fresh table.
 //
+// A sealed frame's records can be encoded, and later stripped of what only
+// the newest version of a vertex needs (Supersede, StartRepack), on a
+// goroutine of the store's own (StartPack, StartRepack); Finish puts the
+// result in place. Records are named by ordinal, so the indexes naming them
+// stay right across a repack.
+//
 // A Store is not safe for concurrent use, except that after Extend several
-// goroutines may SetSized different IDs. A ChainIndex is safe for concurrent
+// goroutines may SetSized different IDs, and that a pack or repack in flight
+// reads it beside the caller's reads and Supersede (only Finish changes what
+// it reads). A ChainIndex is safe for concurrent
 // Gets, not for an Add beside them. A ChainPool is safe for concurrent use.
 package framestore

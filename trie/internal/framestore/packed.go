@@ -75,12 +75,6 @@ func (p *packed[V]) record(ord uint32) []byte {
 	return p.recs[start:end:end]
 }
 
-// appendRecord appends rec to buf, preceded by its length.
-func appendRecord(buf, rec []byte) []byte {
-	buf = binary.AppendUvarint(buf, uint64(len(rec)))
-	return append(buf, rec...)
-}
-
 // Pack replaces the store's vertices by their records, encoded and decoded
 // again (on every Lookup: each Lookup of a packed vertex returns a V of its
 // own, and for Each) by c. scratch is a buffer Pack may use and returns for

@@ -152,7 +152,8 @@ func (s *Store[V]) Reserve(n int) {
 
 // Each calls fn for every change: every fresh vertex, and every older vertex with
 // its new version (both v and rec nil for a deletion). A packed vertex comes
-// as its record rec (v nil), which is valid as long as the store is.
+// as its record rec (v nil), which stays valid (a repack writes a new
+// buffer); one whose pack is in flight (StartPack) as itself.
 func (s *Store[V]) Each(fn func(id vertex.ID, v *V, rec []byte)) {
 	if s.packed != nil {
 		s.packed.each(s.first, s.old, fn)
