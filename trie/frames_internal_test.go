@@ -516,3 +516,69 @@ func TestSupersededKeysStripped(t *testing.T) {
 		}
 	}
 }
+
+// TestPacksBesideReads: while the frames of a line are packed and repacked
+// on goroutines beside the next blocks, other goroutines keep reading every
+// sealed frame (accounts and proofs); each read answers that frame's state,
+// before and after the next Begin puts the records in place. Run with -race,
+// it checks that the goroutines only read what nothing else writes.
+func TestPacksBesideReads(t *testing.T) {
+	db := fiOpen(t, vertex.FormatV2, 0)
+	fr := db.Begin()
+	var sealed []*Frame
+	for blk := 1; blk <= 12; blk++ {
+		for i := 0; i < 300; i++ {
+			if i%3 == blk%3 || blk == 1 {
+				fiMust(t, fr.UpdateAccount(fiAddr(i), fiAcc(uint64(blk))))
+			}
+		}
+		_, err := fr.StateRoot()
+		fiMust(t, err)
+		sealed = append(sealed, fr)
+		fr = fr.Begin()
+		if sealed[len(sealed)-1].vtx.Packed() {
+			t.Fatalf("block %d: its frame was packed inside Begin, not beside the next block", blk)
+		}
+		done := make(chan error, 2)
+		for g := 0; g < 2; g++ {
+			go func() {
+				for k, s := range sealed {
+					for i := g; i < 300; i += 7 {
+						acc, _, err := s.Account(fiAddr(i))
+						if err != nil {
+							done <- err
+							return
+						}
+						want := uint64(1) // the newest block up to k+1 that wrote account i
+						for b := k + 1; b > 1; b-- {
+							if i%3 == b%3 {
+								want = uint64(b)
+								break
+							}
+						}
+						if acc.Nonce != want {
+							done <- fmt.Errorf("frame of block %d: account %d has nonce %d, want %d", k+1, i, acc.Nonce, want)
+							return
+						}
+						if _, err := s.AccountProof(fiAddr(i)); err != nil {
+							done <- err
+							return
+						}
+					}
+				}
+				done <- nil
+			}()
+		}
+		for i := 0; i < 300; i += 5 { // the next block's writes, beside the reads
+			fiMust(t, fr.UpdateAccount(fiAddr(i), fiAcc(100)))
+		}
+		fr.Rollback()
+		fr = sealed[len(sealed)-1].Begin()
+		for g := 0; g < 2; g++ {
+			fiMust(t, <-done)
+		}
+	}
+	if r, _ := sealed[0].vtx.Lookup(vertex.RootID); r == nil || r.ChildKeys != nil {
+		t.Fatal("the first frame's superseded root record was never stripped")
+	}
+}
