@@ -46,14 +46,16 @@ func (c *frameChain) at(seq uint32) *Frame { return c.frames[seq-c.first] }
 // The versions fr's records supersede in the frames below are noted there
 // (framestore.Store.Supersede), and a frame with enough of them noted is
 // repacked without their children's keys: only the newest version of a
-// branch is ever re-hashed on this line, so an older version's keys serve
-// no later hash, and they are most of a packed frame's bytes (a branch near
-// the root changes in every block, and each of 64 frames would otherwise
-// hold its 16 keys: docs/benchmarks.md §9, "Frame memory"). A read of an
-// older frame's version (a proof at that block, a fork begun on it) finds
-// its key and recomputes the keys of its children when it needs them. The
-// repack runs on a goroutine of its own, beside the next block, and the
-// next Begin puts its buffer in place (DB.finishPacks).
+// branch is re-hashed on the line that fr extends, so an older version's
+// keys serve no later hash there, and they are most of a packed frame's
+// bytes (a branch near the root changes in every block, and each of 64
+// frames would otherwise hold its 16 keys: docs/benchmarks.md §9, "Frame
+// memory"). Any other read of an older version — a proof at that block, a
+// fork begun on it, a sibling of fr that shares this index until its own
+// child begins, a persist of the line's bottom that writes it — finds its
+// own key and recomputes its children's keys when it needs them: a cost,
+// never a wrong key. The repack runs on a goroutine of its own, beside the
+// next block, and the next Begin puts its buffer in place (DB.finishPacks).
 func (c *frameChain) add(fr *Frame) {
 	if len(c.frames) == 0 {
 		c.first = fr.seq
@@ -74,14 +76,15 @@ func (c *frameChain) add(fr *Frame) {
 
 // finishPacks puts in place the buffers of the packs (Frame.pack) and
 // repacks (frameChain.add) in flight, and begins the next repack of a frame
-// that noted enough superseded records meanwhile. A frame no longer live is
-// left alone: a folded one's store is the pending write's, which the writer
-// reads without the lock (the goroutine's buffer is dropped with it). The
-// caller holds db.mu exclusively.
+// that noted enough superseded records meanwhile. A frame nothing can read
+// any more is left alone: a folded one's store is the pending write's,
+// which the writer reads without the lock, and a stale one's is garbage
+// (the goroutine's buffer, and a first pack's encode buffer, are dropped
+// with them). The caller holds db.mu exclusively.
 func (db *DB) finishPacks() {
 	keep := db.packing[:0]
 	for _, f := range db.packing {
-		if f.state != live {
+		if f.check(false) != nil {
 			continue
 		}
 		again, scratch := f.vtx.Finish()

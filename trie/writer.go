@@ -218,7 +218,7 @@ func (p *pendingWrite) load(id vertex.ID) (*node, bool) {
 		return p.lookupEncoded(id)
 	}
 	v, ok := p.lookup(id)
-	if v != nil && !v.private { // a packed store's vertex is decoded for the caller already
+	if v != nil && !v.private { // a packed record's vertex is decoded for the caller already; a shared one (unpacked, or its pack in flight) is not
 		v = v.clone()
 	}
 	return v, ok

@@ -110,7 +110,7 @@ func (s *Store[V]) StartPack(scratch []byte, c *Codec[V]) {
 	r := &repack{done: make(chan struct{})}
 	p.next = r
 	go func() {
-		defer close(r.done)
+		defer r.close()
 		r.scratch = p.encode(r, scratch)
 	}()
 }
@@ -228,6 +228,15 @@ type repack struct {
 	recs    []byte
 	offs    []uint32
 	scratch []byte // a first pack's encode buffer, for the caller's next
+	panic   any    // what the goroutine panicked with (a bug in the codec), for Finish to raise again
+}
+
+// close ends r's goroutine: it keeps a panic for Finish, which raises it on
+// the caller's goroutine (where a panic in Pack used to happen, and may be
+// recovered), rather than let it end the process.
+func (r *repack) close() {
+	r.panic = recover()
+	close(r.done)
 }
 
 // StartRepack begins stripping the records Supersede has noted
@@ -242,13 +251,15 @@ func (s *Store[V]) StartRepack() {
 	}
 	r := &repack{done: make(chan struct{}), spare: slices.Clone(p.spare), pending: p.pending}
 	p.next = r
-	go p.build(r)
+	go func() {
+		defer r.close()
+		p.build(r)
+	}()
 }
 
 // build strips r's records. It reads the records and their offsets, which
 // nothing writes while r is in flight (Finish replaces them after it).
 func (p *packed[V]) build(r *repack) {
-	defer close(r.done)
 	buf := make([]byte, 0, len(p.recs)-r.pending) // stripping shortens a length, never lengthens it
 	offs := make([]uint32, len(p.offs))
 	done := 0 // recs up to here are in buf
@@ -268,7 +279,8 @@ func (p *packed[V]) build(r *repack) {
 }
 
 // Finish waits for the pack (StartPack) or repack (StartRepack) in flight,
-// if any, and puts its buffer in place: every ordinal keeps naming its
+// if any (raising again a panic of its goroutine), and puts its buffer in
+// place: every ordinal keeps naming its
 // record, and a record handed out before stays valid (an old buffer is
 // never written, only left to the garbage collector). It reports whether the
 // records noted since a repack began are worth another (StartRepack), and
@@ -281,6 +293,9 @@ func (s *Store[V]) Finish() (again bool, scratch []byte) {
 	r := p.next
 	<-r.done
 	p.next = nil
+	if r.panic != nil {
+		panic(r.panic)
+	}
 	if p.nodes != nil {
 		p.place(r)
 		return false, r.scratch

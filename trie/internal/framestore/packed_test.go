@@ -234,3 +234,23 @@ func TestStartPack(t *testing.T) {
 		}
 	}
 }
+
+// TestStartPackPanic: a codec that panics on the pack's goroutine does not
+// end the process there; Finish raises the panic on its caller's goroutine.
+func TestStartPackPanic(t *testing.T) {
+	c := &Codec[int]{
+		Encode: func([]byte, *int) []byte { panic("bad vertex") },
+		Decode: func([]byte) *int { return nil },
+	}
+	s := New[int](10)
+	v := 1
+	s.Set(10, &v)
+	s.StartPack(nil, c)
+	defer func() {
+		if r := recover(); r != "bad vertex" {
+			t.Fatalf("Finish raised %v, want the goroutine's panic", r)
+		}
+	}()
+	s.Finish()
+	t.Fatal("Finish returned after the pack's goroutine panicked")
+}
