@@ -28,7 +28,7 @@ type Codec[V any] struct {
 //
 // A record is named by its ordinal (stored plus one, so that 0 can mean "no
 // vertex", a fresh ID, or "deleted", an older ID), not by its offset: a
-// repack (Store.Repack) moves records into a new buffer, and the chain
+// repack (Store.StartRepack) moves records into a new buffer, and the chain
 // indexes of every line that holds the store keep naming the same ordinals.
 type packed[V any] struct {
 	recs  []byte               // each record preceded by its length, a uvarint
@@ -42,7 +42,7 @@ type packed[V any] struct {
 	nodes []*V
 	// spare is, by ordinal, Codec.Spare of the record (0 once stripped, or
 	// when too large to note), with superseded set once a newer frame holds
-	// a newer version (Supersede): the next Repack strips it. pending sums
+	// a newer version (Supersede): the next repack strips it. pending sums
 	// the spare bytes so marked. One array, so that marking a record of an
 	// older frame costs one cache miss.
 	spare   []uint16
@@ -308,12 +308,6 @@ func (s *Store[V]) Finish() (again bool, scratch []byte) {
 	}
 	p.pending -= r.pending
 	return p.worthRepack(0), nil
-}
-
-// Repack is StartRepack and Finish, for a caller that waits.
-func (s *Store[V]) Repack() {
-	s.StartRepack()
-	s.Finish()
 }
 
 // Packed reports whether the store's vertices are records (Pack, or

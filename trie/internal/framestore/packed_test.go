@@ -101,7 +101,7 @@ func TestPack(t *testing.T) {
 // TestRepack: a newer store added to the chain index reports the records it
 // supersedes in the older one; Supersede says once when the spare bytes of
 // the records noted reach a quarter of the records' (records with no spare
-// bytes are not counted); Repack strips exactly the noted records while every
+// bytes are not counted); a repack strips exactly the noted records while every
 // ordinal the index holds still leads to its record, and a record handed out
 // before stays as it was.
 func TestRepack(t *testing.T) {
@@ -163,7 +163,8 @@ func TestRepack(t *testing.T) {
 		t.Fatal("a record noted twice makes a repack due again")
 	}
 	size := len(older.packed.recs)
-	older.Repack()
+	older.StartRepack()
+	older.Finish()
 	for id := vertex.ID(1); id <= 40; id++ {
 		v, ok := older.LookupAt(id, recs[id])
 		if w := map[bool]int{true: 200, false: 0}[id <= 30]; !ok || *v != w {
