@@ -53,6 +53,13 @@ type CopyProgress struct {
 	// the source's records lack them. Between stores of one record variant
 	// it stays 0 but for short branches, whose keys are never stored.
 	KeysComputed uint64
+	// ReadAhead counts the source records the walk took from its
+	// read-ahead (records worker goroutines read in parallel before the
+	// walk needed them) rather than reading them itself, and Scanned the
+	// records those workers read by sequential scans of sub-tries' ID
+	// intervals (one seek per sub-trie; a source written by the builder is
+	// laid out so) rather than child by child.
+	ReadAhead, Scanned uint64
 }
 
 // ErrCopy is wrapped by the errors of CopyFrom about its input: a target that
@@ -94,7 +101,7 @@ func (db *DB) CopyFrom(ctx context.Context, src *DB, opts CopyOptions) (hashkey.
 		return hashkey.Hash{}, err
 	}
 	defer c.w.release()
-	defer c.cursors.close()
+	defer c.direct.cursors.close()
 	root, err := c.run(ctx)
 	if err != nil {
 		c.wait()
@@ -115,20 +122,25 @@ type copier struct {
 	alloc   vertex.Allocator
 	enc     nodeenc.Encoder
 	noChild bool
-	want    hashkey.Hash // the source's state root
-	cursors cursorPool   // reads the source
+	want    hashkey.Hash  // the source's state root
+	direct  copySource    // the walk's own reads of the source
+	pre     *copyPrefetch // the read-ahead; nil when none
+	stream  *copyStream   // the read-ahead of the sub-trie being walked, nil when none
+	srcTop  vertex.ID     // the source's allocator top
 
-	levels []*copyLevel // per depth of the walk: children's records, output
-	path   []copyFrame  // the account trie's open branches (checkpoints)
-	resume []copyFrame  // frames still to restore on the walk's way down
+	levels copyLevels  // per depth of the walk: children's records, output
+	path   []copyFrame // the account trie's open branches (checkpoints)
+	resume []copyFrame // frames still to restore on the walk's way down
 
-	cpPending []byte // checkpoint of the batch in flight, called after it
-	records   uint64 // records emitted (resumed runs included)
-	computed  uint64 // node keys computed (CopyProgress.KeysComputed)
-	lastCP    uint64 // records at the last checkpoint
-	start     time.Time
-	ctx       context.Context
-	done      bool // committed
+	cpPending  []byte // checkpoint of the batch in flight, called after it
+	records    uint64 // records emitted (resumed runs included)
+	computed   uint64 // node keys computed (CopyProgress.KeysComputed)
+	prefetched uint64 // records taken from the read-ahead (CopyProgress.ReadAhead)
+	scanned    uint64 // the read-ahead's records scanned, once it has stopped (CopyProgress.Scanned)
+	lastCP     uint64 // records at the last checkpoint
+	start      time.Time
+	ctx        context.Context
+	done       bool // committed
 }
 
 func (db *DB) startCopy(src *DB, opts *CopyOptions) (*copier, error) {
@@ -147,6 +159,9 @@ func (db *DB) startCopy(src *DB, opts *CopyOptions) (*copier, error) {
 	if err != nil {
 		return nil, err
 	}
+	src.mu.RLock()
+	srcTop := src.base.alloc.Top
+	src.mu.RUnlock()
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	if err := db.loadStartLocked(); err != nil {
@@ -159,7 +174,7 @@ func (db *DB) startCopy(src *DB, opts *CopyOptions) (*copier, error) {
 		return nil, fmt.Errorf("%w: target: %w", ErrCopy, err)
 	}
 	c := &copier{db: db, src: src, opts: opts, alloc: db.base.alloc, noChild: db.noChild,
-		want: want, start: time.Now(), path: make([]copyFrame, 0, maxCopyFrames)}
+		want: want, srcTop: srcTop, start: time.Now(), path: make([]copyFrame, 0, maxCopyFrames)}
 	if opts.Resume != nil {
 		st, err := decodeCopyState(opts.Resume)
 		if err != nil {
@@ -170,7 +185,7 @@ func (db *DB) startCopy(src *DB, opts *CopyOptions) (*copier, error) {
 		}
 		c.alloc.Top, c.records, c.lastCP, c.resume = st.top, st.records, st.records, st.frames
 	}
-	c.cursors.src, _ = src.backend.(CursorBackend)
+	c.direct = newCopySource(src.backend, true)
 	c.w = newLoadWriter(db, "copy", false)
 	c.w.written = c.records
 	return c, nil
@@ -187,7 +202,10 @@ func (c *copier) run(ctx context.Context) (hashkey.Hash, error) {
 		if rec == nil {
 			return hashkey.Hash{}, fmt.Errorf("%w: the source's root vertex is missing", ErrCopy)
 		}
+		c.pre = startPrefetch(c.src.backend, c.src.format, c.srcTop, copyWorkers(), c.resume)
 		out, k, err := c.walk(0, vertex.RootID, rec, true, true)
+		c.pre.stop()
+		c.scanned, c.pre = uint64(c.pre.scanned.Load()), nil
 		if err != nil {
 			return hashkey.Hash{}, err
 		}
@@ -305,5 +323,10 @@ func (c *copier) report() CopyProgress {
 	if c.done {
 		f = 1
 	}
-	return CopyProgress{Records: c.w.written, Bytes: c.w.bytes, Fraction: f, Elapsed: time.Since(c.start), KeysComputed: c.computed}
+	scanned := c.scanned
+	if c.pre != nil {
+		scanned = uint64(c.pre.scanned.Load())
+	}
+	return CopyProgress{Records: c.w.written, Bytes: c.w.bytes, Fraction: f, Elapsed: time.Since(c.start),
+		KeysComputed: c.computed, ReadAhead: c.prefetched, Scanned: scanned}
 }

@@ -99,20 +99,42 @@ func (p *cursorPool) close() {
 	p.curs = nil
 }
 
-// srcRange reads the source's records in [first, first+n): through one of
-// the pool's cursors when the source's backend has cursors, else with
-// VertexRange.
-func (c *copier) srcRange(first vertex.ID, n int, fn func(vertex.ID, []byte) error) error {
-	if cur := c.cursors.pick(first, n); cur != nil {
+// copySource reads a copy's source, through a pool of cursors when its
+// backend has them. Cursors are not safe for concurrent use: each goroutine
+// reading the source has a copySource of its own.
+type copySource struct {
+	backend Backend
+	cursors cursorPool
+	table   *rangeTable // when set, serves the reads it covers
+}
+
+// newCopySource reads b, through cursors when useCursors is set and b has
+// them.
+func newCopySource(b Backend, useCursors bool) copySource {
+	s := copySource{backend: b}
+	if useCursors {
+		s.cursors.src, _ = b.(CursorBackend)
+	}
+	return s
+}
+
+// srcRange reads the source's records in [first, first+n): from the range
+// table when it covers them, else through one of the pool's cursors when
+// the source's backend has cursors, else with VertexRange.
+func (s *copySource) srcRange(first vertex.ID, n int, fn func(vertex.ID, []byte) error) error {
+	if t := s.table; t != nil && t.covers(first, n) {
+		return t.each(first, n, fn)
+	}
+	if cur := s.cursors.pick(first, n); cur != nil {
 		return cur.VertexRange(first, n, fn)
 	}
-	return c.src.backend.VertexRange(first, n, fn)
+	return s.backend.VertexRange(first, n, fn)
 }
 
 // srcVertex appends the source's record of id to dst; found is false when
 // there is none.
-func (c *copier) srcVertex(id vertex.ID, dst []byte) (rec []byte, found bool, err error) {
-	err = c.srcRange(id, 1, func(_ vertex.ID, r []byte) error {
+func (s *copySource) srcVertex(id vertex.ID, dst []byte) (rec []byte, found bool, err error) {
+	err = s.srcRange(id, 1, func(_ vertex.ID, r []byte) error {
 		dst, found = append(dst, r...), true
 		return nil
 	})

@@ -58,26 +58,31 @@ func (r *kidReader) takeWantedFn(rid vertex.ID, rec []byte) error {
 // readKids reads the records of v's children into L: one range read over a
 // v2 branch's slots; for v1, one range read per cluster of close child IDs
 // (a child far from the others is a cluster of one). v is &L.v.
-func (c *copier) readKids(L *copyLevel, id vertex.ID, v *vertex.Vertex) error {
+func (s *copySource) readKids(L *copyLevel, id vertex.ID, v *vertex.Vertex) error {
 	L.buf = L.buf[:0]
 	L.got = 0
 	if v.Kids == nil {
-		if err := c.srcRange(v.Base, vertex.BranchSlots, L.takeSlot); err != nil {
+		if err := s.srcRange(v.Base, vertex.BranchSlots, L.takeSlot); err != nil {
 			return fmt.Errorf("trie: copy: reading the children of %d: %w", id, err)
 		}
-	} else if err := c.readV1Kids(L, v); err != nil {
+	} else if err := s.readV1Kids(L, v); err != nil {
 		return fmt.Errorf("trie: copy: reading the children of %d: %w", id, err)
 	}
 	if L.got != v.Used {
 		return fmt.Errorf("%w: branch %d: children %016b missing", ErrCopy, id, v.Used&^L.got)
 	}
-	for n := 0; n < 16; n++ { // slice L.buf now that it no longer moves
+	L.sliceRecs()
+	return nil
+}
+
+// sliceRecs points L.recs into L.buf, now that it no longer moves.
+func (L *copyLevel) sliceRecs() {
+	for n := 0; n < 16; n++ {
 		if L.got&(1<<n) != 0 {
 			o := L.offs[n]
 			L.recs[n] = L.buf[o[0]:o[1]:o[1]]
 		}
 	}
-	return nil
 }
 
 // copyGap is the largest gap between two v1 child IDs read with one range
@@ -86,7 +91,7 @@ const copyGap = 8
 
 // readV1Kids reads the children of v1 branch v, a cluster of IDs at most
 // copyGap apart with one range read.
-func (c *copier) readV1Kids(L *copyLevel, v *vertex.Vertex) error {
+func (s *copySource) readV1Kids(L *copyLevel, v *vertex.Vertex) error {
 	r := &L.kidReader
 	n := 0
 	for s := 0; s < 16; s++ {
@@ -107,7 +112,7 @@ func (c *copier) readV1Kids(L *copyLevel, v *vertex.Vertex) error {
 			j++
 		}
 		r.want, r.slot, r.k = r.ids[i:j], r.slts[i:j], 0
-		if err := c.srcRange(r.ids[i], int(r.ids[j-1]-r.ids[i])+1, r.takeWanted); err != nil {
+		if err := s.srcRange(r.ids[i], int(r.ids[j-1]-r.ids[i])+1, r.takeWanted); err != nil {
 			return err
 		}
 		i = j

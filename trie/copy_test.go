@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
+	"github.com/hexstate/hexstate/hashkey"
 	"github.com/hexstate/hexstate/internal/trietest"
 	"github.com/hexstate/hexstate/trie"
 	"github.com/hexstate/hexstate/vertex"
@@ -46,12 +48,20 @@ func TestCopyIsTheBuildersStore(t *testing.T) {
 			b := trie.NewMemoryBackend()
 			dst, err := trie.Open(b, &trie.Options{Format: other(f), Records: vertex.ChildKeyCopies})
 			trietest.Must(t, err, "Open")
-			root, err := dst.CopyFrom(context.Background(), src, trie.CopyOptions{Block: src.Block()})
+			var final trie.CopyProgress
+			root, err := dst.CopyFrom(context.Background(), src, trie.CopyOptions{Block: src.Block(),
+				Committed: func(p trie.CopyProgress) { final = p }})
 			trietest.Must(t, err, "CopyFrom")
 			if r := trietest.DBRoot(t, src); r != root {
 				t.Fatalf("root %v, want %v", root, r)
 			}
 			trietest.SameRecords(t, b, want)
+			// The read-ahead's workers read all but the top levels, and
+			// read them by scanning each sub-trie's ID interval: the
+			// builder lays sub-tries out so.
+			if final.ReadAhead < final.Records*95/100 || final.Scanned < final.Records*9/10 {
+				t.Fatalf("%d records, %d read ahead, %d scanned", final.Records, final.ReadAhead, final.Scanned)
+			}
 		})
 	}
 }
@@ -119,11 +129,12 @@ func TestCopyResumes(t *testing.T) {
 				trietest.Must(t, err, "Open")
 				ctx, cancel := context.WithCancel(context.Background())
 				var state []byte
+				var atStop uint64
 				n := 0
 				_, err = dst.CopyFrom(ctx, src, trie.CopyOptions{Block: 9, CheckpointRecords: 300,
-					Checkpoint: func(s []byte, _ trie.CopyProgress) error {
+					Checkpoint: func(s []byte, p trie.CopyProgress) error {
 						if n++; n == stop {
-							state = s
+							state, atStop = s, p.Records
 							cancel()
 						}
 						return nil
@@ -142,9 +153,17 @@ func TestCopyResumes(t *testing.T) {
 				}
 				dst, err = trie.Open(b, &trie.Options{Format: f, Records: vertex.ChildKeyCopies})
 				trietest.Must(t, err, "reopen")
-				_, err = dst.CopyFrom(context.Background(), src, trie.CopyOptions{Block: 9, Resume: state})
+				var final trie.CopyProgress
+				_, err = dst.CopyFrom(context.Background(), src, trie.CopyOptions{Block: 9, Resume: state,
+					Committed: func(p trie.CopyProgress) { final = p }})
 				trietest.Must(t, err, "resume at %d", stop)
 				trietest.SameRecords(t, b, want)
+				// The read-ahead starts where the walk resumes: it reads
+				// all of the rest but the sub-trie resumed in (a
+				// sixteenth of the state here) and the top levels.
+				if run := final.Records - atStop; final.ReadAhead+final.Records/8 < run {
+					t.Fatalf("resumed at %d: %d records copied, %d read ahead", stop, run, final.ReadAhead)
+				}
 			}
 		})
 	}
@@ -165,5 +184,46 @@ func TestCopyRefuses(t *testing.T) {
 	}
 	if _, err := dst.CopyFrom(context.Background(), dst, trie.CopyOptions{}); !errors.Is(err, trie.ErrCopy) {
 		t.Fatalf("copy into itself: %v", err)
+	}
+}
+
+// TestCopyDamagedSource copies sources with a leaf record deep in the trie
+// removed, or a branch record overwritten with junk (a leaf is copied
+// undecoded; the migration's verification catches it): the copy fails with
+// the error a walk of the damaged source gives (the read-ahead's workers
+// meet the damage first, and the walk then reads that part of the source
+// itself), and the target stays empty.
+func TestCopyDamagedSource(t *testing.T) {
+	accts := trietest.StateAccounts(3000, 6)
+	for _, f := range trietest.Formats {
+		for _, damage := range []string{"missing", "junk"} {
+			t.Run(fmt.Sprintf("%v/%s", f, damage), func(t *testing.T) {
+				src, b := loaded(t, f, accts, false)
+				var ids []vertex.ID // the leaves, or for junk the branches
+				trietest.Must(t, b.VertexRange(vertex.RootID, 1<<16, func(id vertex.ID, rec []byte) error {
+					if (rec[0]&3 == 1) == (damage == "missing") {
+						ids = append(ids, id)
+					}
+					return nil
+				}), "VertexRange")
+				hit := ids[len(ids)*2/3]
+				batch := &vertex.Batch{Deletes: []vertex.ID{hit}}
+				if damage == "junk" {
+					batch = &vertex.Batch{Puts: []vertex.Record{{ID: hit, Rec: []byte{0x00, 0xff, 0xff, 0xff}}}}
+				}
+				trietest.Must(t, b.Write(batch), "damaging vertex %d", hit)
+				dst := newMem(t, other(f), false)
+				_, err := dst.CopyFrom(context.Background(), src, trie.CopyOptions{Block: 9})
+				if err == nil || damage == "missing" && !errors.Is(err, trie.ErrCopy) {
+					t.Fatalf("copy of a source with vertex %d %s: %v", hit, damage, err)
+				}
+				if !strings.Contains(err.Error(), fmt.Sprint(hit)) && !strings.Contains(err.Error(), "missing") {
+					t.Errorf("the error names neither the vertex nor what is missing: %v", err)
+				}
+				if r := trietest.DBRoot(t, dst); r != hashkey.EmptyRoot {
+					t.Fatalf("the failed copy's target has root %v", r)
+				}
+			})
+		}
 	}
 }

@@ -3,6 +3,7 @@ package trie
 import (
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 
 	"github.com/hexstate/hexstate/hashkey"
 	"github.com/hexstate/hexstate/vertex"
@@ -42,13 +43,17 @@ type copyFrame struct {
 	keys [16]hashkey.Key
 }
 
-func (c *copier) level(d int) *copyLevel {
-	for len(c.levels) <= d {
+// copyLevels is a walk's scratch, one copyLevel per depth.
+type copyLevels []*copyLevel
+
+// at returns the scratch of depth d.
+func (ls *copyLevels) at(d int) *copyLevel {
+	for len(*ls) <= d {
 		L := new(copyLevel)
 		L.kidReader.init(L)
-		c.levels = append(c.levels, L)
+		*ls = append(*ls, L)
 	}
-	return c.levels[d]
+	return (*ls)[d]
 }
 
 // walk copies the sub-trie whose top vertex is source vertex id with record
@@ -60,6 +65,10 @@ func (c *copier) walk(d int, id vertex.ID, rec []byte, acct, want bool) ([]byte,
 	if len(rec) == 0 {
 		return nil, hashkey.Key{}, fmt.Errorf("%w: source vertex %d: empty record", ErrCopy, id)
 	}
+	if acct && c.pre != nil && d == c.pre.depth {
+		c.startSubtrie(id)
+		defer c.dropStream()
+	}
 	if rec[0]&3 == 1 { // a leaf
 		if len(c.resume) > 0 {
 			return nil, hashkey.Key{}, fmt.Errorf("%w: the resume state does not fit the source (a leaf at %d)", ErrCopy, id)
@@ -69,6 +78,54 @@ func (c *copier) walk(d int, id vertex.ID, rec []byte, acct, want bool) ([]byte,
 	return c.branch(d, id, rec, acct)
 }
 
+// startSubtrie begins the walk of the sub-trie at the read-ahead's depth
+// whose top is source vertex id: its reads come from the stream the workers
+// read it into, unless the walk resumes inside it (the resume state skips
+// reads the stream holds).
+func (c *copier) startSubtrie(id vertex.ID) {
+	s := c.pre.streamFor(id)
+	if s != nil && len(c.resume) > 0 {
+		s.release(c.pre)
+		s = nil
+	}
+	c.stream = s
+}
+
+// dropStream stops reading the current sub-trie from its stream: the rest
+// is read from the source.
+func (c *copier) dropStream() {
+	if c.stream != nil {
+		c.stream.release(c.pre)
+		c.stream = nil
+	}
+}
+
+// readKids reads the records of v's children (v is &L.v) into L: from the
+// sub-trie's stream when it holds them next, else from the source.
+func (c *copier) readKids(L *copyLevel, id vertex.ID, v *vertex.Vertex) error {
+	if c.stream != nil {
+		if c.stream.kids(c.pre, L, v) {
+			c.prefetched += uint64(bits.OnesCount16(v.Used))
+			return nil
+		}
+		c.dropStream()
+	}
+	return c.direct.readKids(L, id, v)
+}
+
+// srcVertex appends the record of source vertex id to dst: from the
+// sub-trie's stream when it holds it next, else from the source.
+func (c *copier) srcVertex(id vertex.ID, dst []byte) ([]byte, bool, error) {
+	if c.stream != nil {
+		if rid, rec, ok := c.stream.next(c.pre); ok && rid == id {
+			c.prefetched++
+			return append(dst, rec...), true, nil
+		}
+		c.dropStream()
+	}
+	return c.direct.srcVertex(id, dst)
+}
+
 // leaf copies a leaf: as it is, unless it is an account with storage, whose
 // storage trie is copied first and whose storage ID changes.
 func (c *copier) leaf(d int, id vertex.ID, rec []byte, want bool) ([]byte, hashkey.Key, error) {
@@ -76,7 +133,7 @@ func (c *copier) leaf(d int, id vertex.ID, rec []byte, want bool) ([]byte, hashk
 	if !storage && !want {
 		return rec, hashkey.Key{}, nil
 	}
-	L := c.level(d)
+	L := c.levels.at(d)
 	L.v, L.acc = vertex.Vertex{}, vertex.Account{}
 	if err := vertex.DecodeInto(&L.v, &L.acc, rec); err != nil {
 		return nil, hashkey.Key{}, fmt.Errorf("trie: copy: source vertex %d: %w", id, err)
@@ -132,7 +189,7 @@ func leafHasStorage(rec []byte) bool {
 // and returns its target record and its key (stored, or computed from its
 // children's keys when its record lacks it).
 func (c *copier) branch(d int, id vertex.ID, rec []byte, acct bool) ([]byte, hashkey.Key, error) {
-	L := c.level(d)
+	L := c.levels.at(d)
 	L.v, L.acc = vertex.Vertex{}, vertex.Account{}
 	v := &L.v
 	if err := vertex.DecodeInto(v, &L.acc, rec); err != nil {

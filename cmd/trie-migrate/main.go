@@ -163,6 +163,9 @@ func run(ctx context.Context, cfg *config) error {
 	rate := float64(res.Records) / max(res.Copy.Seconds(), 1e-9)
 	fmt.Printf("copied %d vertices (%.1f MiB written by this run) in %v (%v of CPU): %.0f vertices/s; verified in %v (%d proofs)\n",
 		res.Records, float64(res.Bytes)/(1<<20), res.Copy.Round(1e6), cpu.used.Round(1e6), rate, res.Verify.Round(1e6), res.Proofs)
+	if res.ReadAhead > 0 {
+		fmt.Printf("read ahead: %d source records read by worker goroutines ahead of the copy's walk (%d scanned sequentially, sub-trie by sub-trie)\n", res.ReadAhead, res.Scanned)
+	}
 	fmt.Printf("verified: target root %v equals the source's\n", res.Root)
 	if cfg.leafIndex {
 		how := "built from the trie"
