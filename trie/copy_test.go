@@ -68,7 +68,8 @@ func TestCopyIsTheBuildersStore(t *testing.T) {
 
 // TestCopyGrownStore copies stores grown by random inserts (scattered v1 IDs,
 // reused v2 slots) and stores without children's keys (copied into stores
-// with them, so leaves are hashed): the result is the builder's store.
+// with them, so leaves are hashed): the result is the builder's store. The
+// read-ahead's workers read nearly all of it, child by child.
 func TestCopyGrownStore(t *testing.T) {
 	accts := trietest.StateAccounts(2000, 2)
 	for _, f := range trietest.Formats {
@@ -81,9 +82,14 @@ func TestCopyGrownStore(t *testing.T) {
 					b := trie.NewMemoryBackend()
 					dst, err := trie.Open(b, &trie.Options{Format: to, Records: vertex.ChildKeyCopies})
 					trietest.Must(t, err, "Open")
-					_, err = dst.CopyFrom(context.Background(), src, trie.CopyOptions{Block: 9})
+					var final trie.CopyProgress
+					_, err = dst.CopyFrom(context.Background(), src, trie.CopyOptions{Block: 9,
+						Committed: func(p trie.CopyProgress) { final = p }})
 					trietest.Must(t, err, "CopyFrom to %v", to)
 					trietest.SameRecords(t, b, want)
+					if final.ReadAhead < final.Records*9/10 {
+						t.Errorf("to %v: %d of %d records read ahead", to, final.ReadAhead, final.Records)
+					}
 				}
 			})
 		}
@@ -120,52 +126,64 @@ func TestCopyComputesFewKeys(t *testing.T) {
 func TestCopyResumes(t *testing.T) {
 	accts := trietest.StateAccounts(3000, 4)
 	for _, f := range trietest.Formats {
-		t.Run(f.String(), func(t *testing.T) {
-			src, _ := loaded(t, other(f), accts, false)
-			_, want := loaded(t, f, accts, false)
-			for stop := 1; ; stop++ {
-				b := trie.NewMemoryBackend()
-				dst, err := trie.Open(b, &trie.Options{Format: f, Records: vertex.ChildKeyCopies})
-				trietest.Must(t, err, "Open")
-				ctx, cancel := context.WithCancel(context.Background())
-				var state []byte
-				var atStop uint64
-				n := 0
-				_, err = dst.CopyFrom(ctx, src, trie.CopyOptions{Block: 9, CheckpointRecords: 300,
-					Checkpoint: func(s []byte, p trie.CopyProgress) error {
-						if n++; n == stop {
-							state, atStop = s, p.Records
-							cancel()
-						}
-						return nil
-					}})
-				cancel()
-				if state == nil || err == nil { // no checkpoint left, or none after it to stop at
-					trietest.Must(t, err, "CopyFrom")
-					trietest.SameRecords(t, b, want)
-					if stop < 4 {
-						t.Fatalf("only %d checkpoints", stop-1)
-					}
-					return
+		for _, grown := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%v/grown=%v", f, grown), func(t *testing.T) { testCopyResumes(t, f, grown, accts) })
+		}
+	}
+}
+
+// testCopyResumes is TestCopyResumes into format f, from a source of the
+// other format built by the builder or grown by frames.
+func testCopyResumes(t *testing.T, f vertex.Format, grown bool, accts []trie.AccountLeaf) {
+	var src *trie.DB
+	if grown {
+		src = newMem(t, other(f), false)
+		trietest.GrowState(t, src, accts, 400, 5)
+	} else {
+		src, _ = loaded(t, other(f), accts, false)
+	}
+	_, want := loaded(t, f, accts, false)
+	for stop := 1; ; stop++ {
+		b := trie.NewMemoryBackend()
+		dst, err := trie.Open(b, &trie.Options{Format: f, Records: vertex.ChildKeyCopies})
+		trietest.Must(t, err, "Open")
+		ctx, cancel := context.WithCancel(context.Background())
+		var state []byte
+		var atStop uint64
+		n := 0
+		_, err = dst.CopyFrom(ctx, src, trie.CopyOptions{Block: 9, CheckpointRecords: 300,
+			Checkpoint: func(s []byte, p trie.CopyProgress) error {
+				if n++; n == stop {
+					state, atStop = s, p.Records
+					cancel()
 				}
-				if !errors.Is(err, context.Canceled) {
-					t.Fatalf("stop %d: %v, want context.Canceled", stop, err)
-				}
-				dst, err = trie.Open(b, &trie.Options{Format: f, Records: vertex.ChildKeyCopies})
-				trietest.Must(t, err, "reopen")
-				var final trie.CopyProgress
-				_, err = dst.CopyFrom(context.Background(), src, trie.CopyOptions{Block: 9, Resume: state,
-					Committed: func(p trie.CopyProgress) { final = p }})
-				trietest.Must(t, err, "resume at %d", stop)
-				trietest.SameRecords(t, b, want)
-				// The read-ahead starts where the walk resumes: it reads
-				// all of the rest but the sub-trie resumed in (a
-				// sixteenth of the state here) and the top levels.
-				if run := final.Records - atStop; final.ReadAhead+final.Records/8 < run {
-					t.Fatalf("resumed at %d: %d records copied, %d read ahead", stop, run, final.ReadAhead)
-				}
+				return nil
+			}})
+		cancel()
+		if state == nil || err == nil { // no checkpoint left, or none after it to stop at
+			trietest.Must(t, err, "CopyFrom")
+			trietest.SameRecords(t, b, want)
+			if stop < 4 {
+				t.Fatalf("only %d checkpoints", stop-1)
 			}
-		})
+			return
+		}
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("stop %d: %v, want context.Canceled", stop, err)
+		}
+		dst, err = trie.Open(b, &trie.Options{Format: f, Records: vertex.ChildKeyCopies})
+		trietest.Must(t, err, "reopen")
+		var final trie.CopyProgress
+		_, err = dst.CopyFrom(context.Background(), src, trie.CopyOptions{Block: 9, Resume: state,
+			Committed: func(p trie.CopyProgress) { final = p }})
+		trietest.Must(t, err, "resume at %d", stop)
+		trietest.SameRecords(t, b, want)
+		// The read-ahead starts where the walk resumes: it reads
+		// all of the rest but the sub-trie resumed in (a
+		// sixteenth of the state here) and the top levels.
+		if run := final.Records - atStop; final.ReadAhead+final.Records/8 < run {
+			t.Fatalf("resumed at %d: %d records copied, %d read ahead", stop, run, final.ReadAhead)
+		}
 	}
 }
 
@@ -188,7 +206,8 @@ func TestCopyRefuses(t *testing.T) {
 }
 
 // TestCopyDamagedSource copies sources with a leaf record deep in the trie
-// removed, or a branch record overwritten with junk (a leaf is copied
+// removed (from a built store, and from one grown by frames), or a branch
+// record overwritten with junk (a leaf is copied
 // undecoded; the migration's verification catches it): the copy fails with
 // the error a walk of the damaged source gives (the read-ahead's workers
 // meet the damage first, and the walk then reads that part of the source
@@ -196,9 +215,17 @@ func TestCopyRefuses(t *testing.T) {
 func TestCopyDamagedSource(t *testing.T) {
 	accts := trietest.StateAccounts(3000, 6)
 	for _, f := range trietest.Formats {
-		for _, damage := range []string{"missing", "junk"} {
+		for _, damage := range []string{"missing", "junk", "missing from a grown store"} {
 			t.Run(fmt.Sprintf("%v/%s", f, damage), func(t *testing.T) {
 				src, b := loaded(t, f, accts, false)
+				if damage != "junk" && damage != "missing" {
+					b = trie.NewMemoryBackend()
+					var err error
+					src, err = trie.Open(b, &trie.Options{Format: f})
+					trietest.Must(t, err, "Open")
+					trietest.GrowState(t, src, accts, 400, 7)
+					damage = "missing"
+				}
 				var ids []vertex.ID // the leaves, or for junk the branches
 				trietest.Must(t, b.VertexRange(vertex.RootID, 1<<16, func(id vertex.ID, rec []byte) error {
 					if (rec[0]&3 == 1) == (damage == "missing") {
