@@ -62,11 +62,12 @@ type Result struct {
 	Proofs  int           // account and slot proofs verified
 	Resumed bool          // the run continued an interrupted one
 	Copy    time.Duration // time spent copying, until the copy was committed
-	// ReadAhead and Scanned are trie.CopyProgress's of this run's copy: the
-	// source records its workers read ahead of the walk, and those of them
-	// read by sequential scans (0 for a run that only verified).
-	ReadAhead, Scanned uint64
-	Verify             time.Duration // time spent verifying
+	// ReadAhead, Scanned and Preloaded are trie.CopyProgress's of this
+	// run's copy: the source records its workers read ahead of the walk,
+	// those of them read by sequential scans, and the records read into
+	// memory before the walk (0 for a run that only verified).
+	ReadAhead, Scanned, Preloaded uint64
+	Verify                        time.Duration // time spent verifying
 	// Compact is the time from the commit until the target was compacted into
 	// its final shape: the compaction runs beside the verification and the
 	// leaf index (Run waits for it before it returns).
@@ -192,7 +193,7 @@ func Run(ctx context.Context, src, dst *trie.DB, checkpointDir string, opts Opti
 		}()
 		select {
 		case p := <-committed:
-			records, res.Bytes, res.ReadAhead, res.Scanned = p.Records, p.Bytes, p.ReadAhead, p.Scanned
+			records, res.Bytes, res.ReadAhead, res.Scanned, res.Preloaded = p.Records, p.Bytes, p.ReadAhead, p.Scanned, p.Preloaded
 			copying, committedAt = done, time.Now()
 		case c := <-done:
 			return res, fmt.Errorf("migrate: copying (run again to resume): %w", c.err)

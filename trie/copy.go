@@ -30,6 +30,16 @@ type CopyOptions struct {
 	Checkpoint func(state []byte, p CopyProgress) error
 	// Progress, when set, is called after every batch of records written.
 	Progress func(CopyProgress)
+	// PreloadBytes bounds the memory a copy may spend reading a source
+	// whose IDs are scattered (one grown block by block, not laid out by
+	// the builder) into memory before its walk, with sequential scans on
+	// every core, instead of reading it vertex by vertex in trie order
+	// (random reads there): about the source's records up to its
+	// allocator's top, replaced ones included, plus 4 bytes per ID. A
+	// source that does not fit, or is laid out by the builder, is read as
+	// without it. Zero means 128 MiB; a negative value turns the preload
+	// off.
+	PreloadBytes int
 	// Committed, when set, is called with the final progress once the copy
 	// is committed (the target holds the copied state at its root and block,
 	// readable and writable as after a Persist) and before CopyFrom compacts
@@ -60,6 +70,10 @@ type CopyProgress struct {
 	// intervals (one seek per sub-trie; a source written by the builder is
 	// laid out so) rather than child by child.
 	ReadAhead, Scanned uint64
+	// Preloaded counts the source records read into memory by sequential
+	// scans before the walk (CopyOptions.PreloadBytes); 0 when the source
+	// did not fit.
+	Preloaded uint64
 }
 
 // ErrCopy is wrapped by the errors of CopyFrom about its input: a target that
@@ -137,6 +151,7 @@ type copier struct {
 	computed   uint64 // node keys computed (CopyProgress.KeysComputed)
 	prefetched uint64 // records taken from the read-ahead (CopyProgress.ReadAhead)
 	scanned    uint64 // the read-ahead's records scanned, once it has stopped (CopyProgress.Scanned)
+	preloaded  uint64 // records read by the preload (CopyProgress.Preloaded)
 	lastCP     uint64 // records at the last checkpoint
 	start      time.Time
 	ctx        context.Context
@@ -202,10 +217,24 @@ func (c *copier) run(ctx context.Context) (hashkey.Hash, error) {
 		if rec == nil {
 			return hashkey.Hash{}, fmt.Errorf("%w: the source's root vertex is missing", ErrCopy)
 		}
-		c.pre = startPrefetch(c.src.backend, c.src.format, c.srcTop, copyWorkers(), c.resume)
+		budget := c.opts.PreloadBytes
+		if budget == 0 {
+			budget = copyPreloadBytes
+		}
+		if !sourceLaidOut(c.src.backend, c.src.format, c.srcTop) {
+			c.direct.preload = preloadSource(c.src.backend, c.srcTop, budget, copyWorkers())
+		}
+		if c.direct.preload != nil {
+			c.preloaded = c.direct.preload.records
+		} else {
+			c.pre = startPrefetch(c.src.backend, c.src.format, c.srcTop, copyWorkers(), c.resume)
+		}
 		out, k, err := c.walk(0, vertex.RootID, rec, true, true)
-		c.pre.stop()
-		c.scanned, c.pre = uint64(c.pre.scanned.Load()), nil
+		if c.pre != nil {
+			c.pre.stop()
+			c.scanned, c.pre = uint64(c.pre.scanned.Load()), nil
+		}
+		c.direct.preload = nil // its memory is not needed by the commit
 		if err != nil {
 			return hashkey.Hash{}, err
 		}
@@ -328,5 +357,5 @@ func (c *copier) report() CopyProgress {
 		scanned = uint64(c.pre.scanned.Load())
 	}
 	return CopyProgress{Records: c.w.written, Bytes: c.w.bytes, Fraction: f, Elapsed: time.Since(c.start),
-		KeysComputed: c.computed, ReadAhead: c.prefetched, Scanned: scanned}
+		KeysComputed: c.computed, ReadAhead: c.prefetched, Scanned: scanned, Preloaded: c.preloaded}
 }

@@ -105,7 +105,8 @@ func (p *cursorPool) close() {
 type copySource struct {
 	backend Backend
 	cursors cursorPool
-	table   *rangeTable // when set, serves the reads it covers
+	table   *rangeTable  // when set, serves the reads it covers
+	preload *copyPreload // when set, serves the reads it covers
 }
 
 // newCopySource reads b, through cursors when useCursors is set and b has
@@ -118,10 +119,15 @@ func newCopySource(b Backend, useCursors bool) copySource {
 	return s
 }
 
-// srcRange reads the source's records in [first, first+n): from the range
-// table when it covers them, else through one of the pool's cursors when
+// srcRange reads the source's records in [first, first+n): from the
+// preload or the range table when it covers them, else through one of the pool's cursors when
 // the source's backend has cursors, else with VertexRange.
 func (s *copySource) srcRange(first vertex.ID, n int, fn func(vertex.ID, []byte) error) error {
+	if s.preload != nil {
+		if t := s.preload.find(first, n); t != nil {
+			return t.each(first, n, fn)
+		}
+	}
 	if t := s.table; t != nil && t.covers(first, n) {
 		return t.each(first, n, fn)
 	}

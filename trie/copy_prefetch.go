@@ -307,7 +307,7 @@ func (w *prefetchWorker) scan(top *subtrieTop) {
 	if top.lo == 0 || top.hi < top.lo || top.hi-top.lo >= copyTableIDs || w.p.scanOff.Load() {
 		return
 	}
-	if w.tbl.load(&w.src, top.lo, top.hi) == nil {
+	if _, err := w.tbl.load(&w.src, top.lo, top.hi, copyTableBytes); err == nil {
 		w.src.table = &w.tbl
 	}
 }

@@ -47,9 +47,9 @@ type rangeTable struct {
 	used   int      // records handed to a read, each counted once
 }
 
-// load scans [lo, hi] of src into t, stopping after copyTableBytes (t.hi is
-// then the last ID scanned).
-func (t *rangeTable) load(src *copySource, lo, hi vertex.ID) error {
+// load scans [lo, hi] of src into t, stopping once it holds maxBytes of
+// records (t.hi is then the last ID scanned, and full is set).
+func (t *rangeTable) load(src *copySource, lo, hi vertex.ID, maxBytes int) (full bool, err error) {
 	t.lo, t.hi, t.used = lo, hi, 0
 	t.ends, t.buf, t.handed = t.ends[:0], t.buf[:0], t.handed[:0]
 	n := int(hi-lo) + 1
@@ -60,15 +60,14 @@ func (t *rangeTable) load(src *copySource, lo, hi vertex.ID) error {
 	for i := range t.idx {
 		t.idx[i] = -1
 	}
-	full := false
-	err := src.srcRange(lo, n, func(id vertex.ID, rec []byte) error {
+	err = src.srcRange(lo, n, func(id vertex.ID, rec []byte) error {
 		if full {
 			return errTableFull
 		}
 		t.buf = append(t.buf, rec...)
 		t.idx[id-lo] = int32(len(t.ends))
 		t.ends = append(t.ends, int32(len(t.buf)))
-		if len(t.buf) >= copyTableBytes {
+		if len(t.buf) >= maxBytes {
 			full, t.hi = true, id
 		}
 		return nil
@@ -79,7 +78,7 @@ func (t *rangeTable) load(src *copySource, lo, hi vertex.ID) error {
 	for range (len(t.ends) + 63) / 64 {
 		t.handed = append(t.handed, 0)
 	}
-	return err
+	return full, err
 }
 
 // errTableFull stops a table's scan at its byte bound.

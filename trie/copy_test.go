@@ -68,8 +68,11 @@ func TestCopyIsTheBuildersStore(t *testing.T) {
 
 // TestCopyGrownStore copies stores grown by random inserts (scattered v1 IDs,
 // reused v2 slots) and stores without children's keys (copied into stores
-// with them, so leaves are hashed): the result is the builder's store. The
-// read-ahead's workers read nearly all of it, child by child.
+// with them, so leaves are hashed): the result is the builder's store. By
+// default the whole source is preloaded by sequential scans (a grown store
+// is not laid out by the builder, and this one fits the bound); with the
+// preload off, or a bound the source does not fit, the read-ahead's workers
+// read nearly all of it, child by child.
 func TestCopyGrownStore(t *testing.T) {
 	accts := trietest.StateAccounts(2000, 2)
 	for _, f := range trietest.Formats {
@@ -79,16 +82,23 @@ func TestCopyGrownStore(t *testing.T) {
 				trietest.GrowState(t, src, accts, 300, 3)
 				for _, to := range trietest.Formats {
 					_, want := loaded(t, to, accts, false)
-					b := trie.NewMemoryBackend()
-					dst, err := trie.Open(b, &trie.Options{Format: to, Records: vertex.ChildKeyCopies})
-					trietest.Must(t, err, "Open")
-					var final trie.CopyProgress
-					_, err = dst.CopyFrom(context.Background(), src, trie.CopyOptions{Block: 9,
-						Committed: func(p trie.CopyProgress) { final = p }})
-					trietest.Must(t, err, "CopyFrom to %v", to)
-					trietest.SameRecords(t, b, want)
-					if final.ReadAhead < final.Records*9/10 {
-						t.Errorf("to %v: %d of %d records read ahead", to, final.ReadAhead, final.Records)
+					for _, preload := range []int{0, -1, 64 << 10} {
+						b := trie.NewMemoryBackend()
+						dst, err := trie.Open(b, &trie.Options{Format: to, Records: vertex.ChildKeyCopies})
+						trietest.Must(t, err, "Open")
+						var final trie.CopyProgress
+						_, err = dst.CopyFrom(context.Background(), src, trie.CopyOptions{Block: 9, PreloadBytes: preload,
+							Committed: func(p trie.CopyProgress) { final = p }})
+						trietest.Must(t, err, "CopyFrom to %v, preload %d", to, preload)
+						trietest.SameRecords(t, b, want)
+						records, err := src.RecordCount() // after CopyFrom, which waits for src's pending persist
+						trietest.Must(t, err, "RecordCount")
+						switch {
+						case preload == 0 && (final.Preloaded != records || final.ReadAhead != 0):
+							t.Errorf("to %v: %d of %d source records preloaded, %d read ahead", to, final.Preloaded, records, final.ReadAhead)
+						case preload != 0 && (final.Preloaded != 0 || final.ReadAhead < final.Records*9/10):
+							t.Errorf("to %v, preload %d: %d preloaded, %d of %d records read ahead", to, preload, final.Preloaded, final.ReadAhead, final.Records)
+						}
 					}
 				}
 			})
@@ -126,15 +136,22 @@ func TestCopyComputesFewKeys(t *testing.T) {
 func TestCopyResumes(t *testing.T) {
 	accts := trietest.StateAccounts(3000, 4)
 	for _, f := range trietest.Formats {
-		for _, grown := range []bool{false, true} {
-			t.Run(fmt.Sprintf("%v/grown=%v", f, grown), func(t *testing.T) { testCopyResumes(t, f, grown, accts) })
+		for _, src := range []struct {
+			grown   bool
+			preload int
+		}{{false, 0}, {true, -1}, {true, 0}} {
+			t.Run(fmt.Sprintf("%v/grown=%v/preload=%d", f, src.grown, src.preload), func(t *testing.T) {
+				testCopyResumes(t, f, src.grown, src.preload, accts)
+			})
 		}
 	}
 }
 
 // testCopyResumes is TestCopyResumes into format f, from a source of the
-// other format built by the builder or grown by frames.
-func testCopyResumes(t *testing.T, f vertex.Format, grown bool, accts []trie.AccountLeaf) {
+// other format built by the builder or grown by frames, with
+// CopyOptions.PreloadBytes preload (a grown source is preloaded unless it
+// is negative).
+func testCopyResumes(t *testing.T, f vertex.Format, grown bool, preload int, accts []trie.AccountLeaf) {
 	var src *trie.DB
 	if grown {
 		src = newMem(t, other(f), false)
@@ -151,7 +168,7 @@ func testCopyResumes(t *testing.T, f vertex.Format, grown bool, accts []trie.Acc
 		var state []byte
 		var atStop uint64
 		n := 0
-		_, err = dst.CopyFrom(ctx, src, trie.CopyOptions{Block: 9, CheckpointRecords: 300,
+		_, err = dst.CopyFrom(ctx, src, trie.CopyOptions{Block: 9, CheckpointRecords: 300, PreloadBytes: preload,
 			Checkpoint: func(s []byte, p trie.CopyProgress) error {
 				if n++; n == stop {
 					state, atStop = s, p.Records
@@ -174,10 +191,16 @@ func testCopyResumes(t *testing.T, f vertex.Format, grown bool, accts []trie.Acc
 		dst, err = trie.Open(b, &trie.Options{Format: f, Records: vertex.ChildKeyCopies})
 		trietest.Must(t, err, "reopen")
 		var final trie.CopyProgress
-		_, err = dst.CopyFrom(context.Background(), src, trie.CopyOptions{Block: 9, Resume: state,
+		_, err = dst.CopyFrom(context.Background(), src, trie.CopyOptions{Block: 9, Resume: state, PreloadBytes: preload,
 			Committed: func(p trie.CopyProgress) { final = p }})
 		trietest.Must(t, err, "resume at %d", stop)
 		trietest.SameRecords(t, b, want)
+		if grown && preload == 0 {
+			if final.Preloaded == 0 || final.ReadAhead != 0 {
+				t.Fatalf("resumed at %d: %d records preloaded, %d read ahead", stop, final.Preloaded, final.ReadAhead)
+			}
+			continue
+		}
 		// The read-ahead starts where the walk resumes: it reads
 		// all of the rest but the sub-trie resumed in (a
 		// sixteenth of the state here) and the top levels.

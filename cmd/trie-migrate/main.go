@@ -166,6 +166,9 @@ func run(ctx context.Context, cfg *config) error {
 	if res.ReadAhead > 0 {
 		fmt.Printf("read ahead: %d source records read by worker goroutines ahead of the copy's walk (%d scanned sequentially, sub-trie by sub-trie)\n", res.ReadAhead, res.Scanned)
 	}
+	if res.Preloaded > 0 {
+		fmt.Printf("preloaded: the source's %d records read into memory by sequential scans before the copy's walk\n", res.Preloaded)
+	}
 	fmt.Printf("verified: target root %v equals the source's\n", res.Root)
 	if cfg.leafIndex {
 		how := "built from the trie"

@@ -1,0 +1,126 @@
+package trie
+
+import (
+	"sync"
+
+	"github.com/hexstate/hexstate/vertex"
+)
+
+// A copy reads a scattered source that fits in memory with sequential scans
+// first.
+//
+// The walk visits the source's vertices in key order. In a store whose IDs
+// were handed out as vertices appeared (one grown block by block, the v1
+// layout's usual history) that order is random in ID, so every cluster of
+// children costs a seek, and the read-ahead's interval scans do not apply
+// (copy_table.go): the copy then takes several times as long as reading
+// the source in ID order and writing the records. When the source is so
+// scattered (sourceLaidOut) and its records (every record up to the
+// allocator's top, replaced ones included) fit CopyOptions.PreloadBytes,
+// the copy instead reads them all into memory first, with one sequential
+// scan per core over adjacent ID intervals, and the walk reads from there:
+// no seek at all, and no read-ahead workers. A source larger than the bound
+// is copied as without it; the scan stops as soon as a part exceeds its
+// share, so a source that does not fit costs at most one bound's worth of
+// reading (and none when the per-ID index alone would not fit).
+//
+// A source laid out by the builder is not preloaded: there the read-ahead
+// scans each sub-trie's interval while the walk and the writer run, which
+// a preload would put before them (measured: 20-30 % slower, and more
+// memory; docs/benchmarks.md §7).
+//
+// Like the read-ahead, the preload is never trusted beyond what it read:
+// the walk checks every record as it does any other, a read the preload
+// does not cover goes to the source, and a preload whose scan failed is
+// dropped (the walk then reads the source itself and reports what it
+// finds).
+
+// copyPreloadBytes is CopyOptions.PreloadBytes' default.
+const copyPreloadBytes = 128 << 20
+
+// copyPreload is a source read whole into memory: its ID range [1, top] in
+// adjacent parts, one range table each.
+type copyPreload struct {
+	parts   []*rangeTable
+	records uint64 // records read
+}
+
+// preloadSource reads the records of src's IDs [1, top] into memory on
+// workers goroutines, within about budget bytes (the records, and 4 bytes
+// per ID and per record for the tables' indexes); nil when they do not fit
+// or a scan failed.
+func preloadSource(src Backend, top vertex.ID, budget, workers int) *copyPreload {
+	idxBytes := 4 * uint64(top)
+	if budget <= 0 || top < vertex.RootID || idxBytes >= uint64(budget)/2 {
+		return nil
+	}
+	workers = max(1, workers)
+	share := (budget - int(idxBytes)) / workers * 9 / 10 // ends: ~4 bytes per ~40-byte record
+	// Parts start at multiples of a v2 branch's slot count past the root,
+	// so that fewer slot groups straddle two parts (a read across parts
+	// goes to the source).
+	span := (uint64(top) + uint64(workers) - 1) / uint64(workers)
+	span = (span + vertex.BranchSlots - 1) / vertex.BranchSlots * vertex.BranchSlots
+	p := &copyPreload{}
+	for lo := uint64(vertex.RootID); lo <= uint64(top); lo += span {
+		p.parts = append(p.parts, &rangeTable{lo: vertex.ID(lo), hi: vertex.ID(min(lo+span-1, uint64(top)))})
+	}
+	ok := make([]bool, len(p.parts))
+	var wg sync.WaitGroup
+	for i, t := range p.parts {
+		wg.Go(func() {
+			s := newCopySource(src, true)
+			defer s.cursors.close()
+			full, err := t.load(&s, t.lo, t.hi, share)
+			ok[i] = !full && err == nil
+		})
+	}
+	wg.Wait()
+	for i, t := range p.parts {
+		if !ok[i] {
+			return nil
+		}
+		p.records += uint64(len(t.ends))
+	}
+	return p
+}
+
+// sourceLaidOut reports whether the source's sub-tries at the read-ahead's
+// depth lie in ID intervals that follow each other in key order, as the
+// builder lays them out (copy_table.go): it looks at the first
+// copyLayoutProbe of them, and says yes when at least three in four come
+// after the one before (a grown store's come in random order: about half).
+func sourceLaidOut(src Backend, format vertex.Format, top vertex.ID) bool {
+	e := subtrieEnum{src: newCopySource(src, true), depth: copyDepth(top), v1: format == vertex.FormatV1}
+	defer e.src.cursors.close()
+	var prev vertex.ID
+	n, after := 0, 0
+	for ; n < copyLayoutProbe; n++ {
+		t := e.next()
+		if t == nil {
+			break
+		}
+		at := t.lo // v2: the smallest ID of its leftmost path
+		if e.v1 {
+			at = t.id // post-order: a sub-trie's top follows its vertices
+		}
+		if n > 0 && at > prev {
+			after++
+		}
+		prev = at
+	}
+	return n < 2 || 4*after >= 3*(n-1)
+}
+
+// copyLayoutProbe is how many sub-tries sourceLaidOut looks at.
+const copyLayoutProbe = 32
+
+// find returns the part that holds [first, first+n), or nil when none does.
+func (p *copyPreload) find(first vertex.ID, n int) *rangeTable {
+	for _, t := range p.parts {
+		if t.covers(first, n) {
+			return t
+		}
+	}
+	return nil
+}
