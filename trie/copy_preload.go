@@ -38,6 +38,9 @@ import (
 // copyPreloadBytes is CopyOptions.PreloadBytes' default.
 const copyPreloadBytes = 128 << 20
 
+// copyPreloadGuess is the record size a preload sizes its buffers for.
+const copyPreloadGuess = 48
+
 // copyPreload is a source read whole into memory: its ID range [1, top] in
 // adjacent parts, one range table each.
 type copyPreload struct {
@@ -71,6 +74,11 @@ func preloadSource(src Backend, top vertex.ID, budget, workers int) *copyPreload
 		wg.Go(func() {
 			s := newCopySource(src, true)
 			defer s.cursors.close()
+			// Sized up front, as a guess (pages not written to cost no
+			// memory): appends that double a buffer of this size copy it
+			// and fault its pages in twice.
+			ids := int(t.hi-t.lo) + 1
+			t.buf, t.ends = make([]byte, 0, min(share, copyPreloadGuess*ids)), make([]int32, 0, min(ids, share/copyPreloadGuess))
 			full, err := t.load(&s, t.lo, t.hi, share)
 			ok[i] = !full && err == nil
 		})
