@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"strings"
@@ -20,14 +21,31 @@ import (
 // TestKills SIGKILLs trie-migrate (this test binary running main) at random
 // moments of one migration, at least 10 times, each run resuming the one
 // before; the last run is let finish: it resumes, verifies, and the target is
-// byte for byte the builder's store of the same accounts.
+// byte for byte the builder's store of the same accounts. The source is
+// built by the builder (copied with the read-ahead) or grown by frames
+// (scattered IDs: preloaded).
 func TestKills(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow")
 	}
+	for _, grown := range []bool{false, true} {
+		t.Run(fmt.Sprintf("grown=%v", grown), func(t *testing.T) { testKills(t, grown) })
+	}
+}
+
+func testKills(t *testing.T, grown bool) {
 	d := t.TempDir()
 	accts := trietest.StateAccounts(150_000, 3)
-	makeStore(t, d+"/db", vertex.FormatV1, accts)
+	if grown {
+		store, err := rocks.Open(d+"/db", nil)
+		trietest.Must(t, err, "rocks.Open")
+		db, err := trie.Open(store, &trie.Options{Format: vertex.FormatV1})
+		trietest.Must(t, err, "trie.Open")
+		trietest.GrowState(t, db, accts, 10_000, 5)
+		trietest.Must(t, db.Close(), "Close")
+	} else {
+		makeStore(t, d+"/db", vertex.FormatV1, accts)
+	}
 	args := []string{"-checkpoint", "4000", "-samples", "200", d + "/db", d + "/db.v2"}
 	rng := rand.New(rand.NewPCG(1, 2))
 	kills, finished, restarts := 0, false, 0
