@@ -43,6 +43,10 @@ type Options struct {
 	// target without one, which reads correctly but walks the trie for every
 	// cold lookup.
 	LeafIndex bool
+	// PreloadBytes is trie.CopyOptions.PreloadBytes: the memory within
+	// which a source not laid out by the builder is read into memory before
+	// the copy's walk (0: trie's default, negative: never).
+	PreloadBytes int
 }
 
 // Progress reports how far a migration got.
@@ -174,7 +178,7 @@ func Run(ctx context.Context, src, dst *trie.DB, checkpointDir string, opts Opti
 	defer func() { _ = finishCopy() }()
 	if !cp.done {
 		committed := make(chan trie.CopyProgress, 1)
-		copts := trie.CopyOptions{Block: src.Block(), Resume: cp.state, CheckpointRecords: opts.CheckpointRecords,
+		copts := trie.CopyOptions{Block: src.Block(), Resume: cp.state, CheckpointRecords: opts.CheckpointRecords, PreloadBytes: opts.PreloadBytes,
 			Checkpoint: func(state []byte, _ trie.CopyProgress) error {
 				cp.state = state
 				return writeCheckpoint(checkpointDir, &cp)

@@ -43,6 +43,7 @@ type config struct {
 	src, dst  string
 	noSync    bool
 	cacheMiB  int
+	preload   int            // trie.CopyOptions.PreloadBytes: 0 its default, negative never
 	leafIndex bool           // give the target a leaf index
 	records   vertex.Records // the target's record variant; 0: the library's default
 }
@@ -58,6 +59,7 @@ func main() {
 	replace := flag.Bool("replace", false, "after a verified migration, move SRC to SRC.<old format>.bak and DST to SRC")
 	noSync := flag.Bool("nosync", false, "do not fsync the target's writes (a power loss may then lose checkpointed work)")
 	cache := flag.Int("cache", 64, "MiB of block cache for reading the source")
+	preload := flag.Int("preload", 128, "MiB within which a source not laid out by the builder (one grown block by block) is read into memory by sequential scans before the copy, instead of seek by seek (0: never)")
 	records := flag.String("records", "", "the target's record variant: keys-once or child-key-copies (default: keys-once); with the source's layout as -to, converts the variant")
 	leafIndex := flag.Bool("leaf-index", true, "after verifying, give the target a leaf index: the source's, copied, or one built from the trie (without it cold reads walk the trie)")
 	flag.Usage = func() {
@@ -69,7 +71,7 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
-	cfg := config{samples: *samples, every: *every, replace: *replace, src: flag.Arg(0), dst: flag.Arg(1), noSync: *noSync, cacheMiB: *cache, leafIndex: *leafIndex}
+	cfg := config{samples: *samples, every: *every, replace: *replace, src: flag.Arg(0), dst: flag.Arg(1), noSync: *noSync, cacheMiB: *cache, preload: preloadBytes(*preload), leafIndex: *leafIndex}
 	var err error
 	if cfg.to, err = parseFormat(*to); err == nil {
 		cfg.verify, err = parseVerify(*verify)
@@ -148,7 +150,7 @@ func run(ctx context.Context, cfg *config) error {
 	fmt.Printf("migrating %s (format %v, block %d, root %v)\n       to %s (format %v)\n", srcDir, from, src.Block(), root, dstDir, cfg.to)
 	p := newProgress(os.Stdout)
 	cpu := newCopyCPU()
-	res, err := migrate.Run(ctx, src, dst, dstDir, migrate.Options{CheckpointRecords: cfg.every, Verify: cfg.verify, Samples: cfg.samples, LeafIndex: cfg.leafIndex, Progress: cpu.wrap(p.show)})
+	res, err := migrate.Run(ctx, src, dst, dstDir, migrate.Options{CheckpointRecords: cfg.every, Verify: cfg.verify, Samples: cfg.samples, LeafIndex: cfg.leafIndex, PreloadBytes: cfg.preload, Progress: cpu.wrap(p.show)})
 	p.end()
 	if err != nil {
 		dst.Close()
@@ -292,6 +294,15 @@ func checkTarget(dir string) error {
 		return fmt.Errorf("target %s: %w (and no migration checkpoint): choose a new directory", dir, migrate.ErrTargetNotEmpty)
 	}
 	return nil
+}
+
+// preloadBytes is trie.CopyOptions.PreloadBytes for -preload MiB (0 and
+// below: never).
+func preloadBytes(mib int) int {
+	if mib <= 0 {
+		return -1
+	}
+	return mib << 20
 }
 
 // openTarget opens (creating) the target store for writing in format cfg.to.

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime/pprof"
+	"strings"
 	"testing"
 
 	"github.com/hexstate/hexstate/internal/trietest"
@@ -146,6 +147,25 @@ func TestRefusals(t *testing.T) {
 				t.Fatalf("refused run (%v) changed the directories", err)
 			}
 		})
+	}
+}
+
+// TestPreloadFlag migrates a source grown by frames (scattered IDs): by
+// default it is preloaded, with -preload 0 it is read ahead vertex by
+// vertex; both runs verify.
+func TestPreloadFlag(t *testing.T) {
+	d := t.TempDir()
+	store, err := rocks.Open(d+"/db", nil)
+	trietest.Must(t, err, "rocks.Open")
+	db, err := trie.Open(store, &trie.Options{Format: vertex.FormatV1})
+	trietest.Must(t, err, "trie.Open")
+	trietest.GrowState(t, db, trietest.StateAccounts(3000, 6), 500, 7)
+	trietest.Must(t, db.Close(), "Close")
+	for _, c := range []struct{ flag, want string }{{"128", "preloaded: "}, {"0", "read ahead: "}} {
+		out, err := command("-preload", c.flag, "-samples", "50", d+"/db", d+"/db.v2."+c.flag).CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "verified") || !strings.Contains(string(out), c.want) {
+			t.Fatalf("-preload %s: %v, want a line %q:\n%s", c.flag, err, c.want, out)
+		}
 	}
 }
 
