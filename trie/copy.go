@@ -37,8 +37,8 @@ type CopyOptions struct {
 	// (random reads there): about the source's records up to its
 	// allocator's top, replaced ones included, plus 4 bytes per ID. A
 	// source that does not fit, or is laid out by the builder, is read as
-	// without it. Zero means 128 MiB; a negative value turns the preload
-	// off.
+	// without it. Zero means DefaultPreloadBytes; a negative value turns
+	// the preload off.
 	PreloadBytes int
 	// Committed, when set, is called with the final progress once the copy
 	// is committed (the target holds the copied state at its root and block,
@@ -219,7 +219,7 @@ func (c *copier) run(ctx context.Context) (hashkey.Hash, error) {
 		}
 		budget := c.opts.PreloadBytes
 		if budget == 0 {
-			budget = copyPreloadBytes
+			budget = DefaultPreloadBytes
 		}
 		if !sourceLaidOut(c.src.backend, c.src.format, c.srcTop) {
 			c.direct.preload = preloadSource(c.src.backend, c.srcTop, budget, copyWorkers())

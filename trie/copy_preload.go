@@ -1,6 +1,7 @@
 package trie
 
 import (
+	"math"
 	"sync"
 
 	"github.com/hexstate/hexstate/vertex"
@@ -35,8 +36,8 @@ import (
 // dropped (the walk then reads the source itself and reports what it
 // finds).
 
-// copyPreloadBytes is CopyOptions.PreloadBytes' default.
-const copyPreloadBytes = 128 << 20
+// DefaultPreloadBytes is CopyOptions.PreloadBytes' default: 128 MiB.
+const DefaultPreloadBytes = 128 << 20
 
 // copyPreloadGuess is the record size a preload sizes its buffers for.
 const copyPreloadGuess = 48
@@ -58,7 +59,9 @@ func preloadSource(src Backend, top vertex.ID, budget, workers int) *copyPreload
 		return nil
 	}
 	workers = max(1, workers)
-	share := (budget - int(idxBytes)) / workers * 9 / 10 // ends: ~4 bytes per ~40-byte record
+	// Each part's share of the records, less their ends (~4 bytes per
+	// ~40-byte record), and within the int32 offsets of a range table.
+	share := min((budget-int(idxBytes))/workers*9/10, math.MaxInt32-copyTableBytes)
 	// Parts start at multiples of a v2 branch's slot count past the root,
 	// so that fewer slot groups straddle two parts (a read across parts
 	// goes to the source).

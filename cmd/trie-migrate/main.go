@@ -59,7 +59,7 @@ func main() {
 	replace := flag.Bool("replace", false, "after a verified migration, move SRC to SRC.<old format>.bak and DST to SRC")
 	noSync := flag.Bool("nosync", false, "do not fsync the target's writes (a power loss may then lose checkpointed work)")
 	cache := flag.Int("cache", 64, "MiB of block cache for reading the source")
-	preload := flag.Int("preload", 128, "MiB within which a source not laid out by the builder (one grown block by block) is read into memory by sequential scans before the copy, instead of seek by seek (0: never)")
+	preload := flag.Int("preload", trie.DefaultPreloadBytes>>20, "MiB within which a source not laid out by the builder (one grown block by block) is read into memory by sequential scans before the copy, instead of seek by seek (0: never)")
 	records := flag.String("records", "", "the target's record variant: keys-once or child-key-copies (default: keys-once); with the source's layout as -to, converts the variant")
 	leafIndex := flag.Bool("leaf-index", true, "after verifying, give the target a leaf index: the source's, copied, or one built from the trie (without it cold reads walk the trie)")
 	flag.Usage = func() {
