@@ -22,7 +22,10 @@ import (
 // HEXSTATE_MIGRATE_DIR, when set, is where the stores go (default a temporary
 // directory); the sources built there are kept (marked by a file
 // built-N-GROWN) and reused by the next run. HEXSTATE_MIGRATE_ONLY, a regular
-// expression, selects the migrations by name; HEXSTATE_MIGRATE_PROFILE=P
+// expression, selects the migrations by name. HEXSTATE_MIGRATE_SOURCE, when
+// set, names an existing store to migrate instead (to HEXSTATE_MIGRATE_TO,
+// default v1, into the store's directory suffixed .to-v1 or .to-v2), such
+// as the scale workload's largest state. HEXSTATE_MIGRATE_PROFILE=P
 // makes each migration write a CPU profile to P.<its index>. Each migration
 // runs trie-migrate in a child process, so that its peak RSS is its own; the
 // baseline (a raw sequential scan of the source, alone and written to a fresh
@@ -32,22 +35,33 @@ import (
 //	HEXSTATE_MIGRATE_BENCH=1000000 go test ./cmd/trie-migrate -run TestMigrateBench -v -timeout 1h
 func TestMigrateBench(t *testing.T) {
 	n, _ := strconv.Atoi(os.Getenv("HEXSTATE_MIGRATE_BENCH"))
-	if n <= 0 {
-		t.Skip("set HEXSTATE_MIGRATE_BENCH to the number of accounts")
+	given := os.Getenv("HEXSTATE_MIGRATE_SOURCE")
+	if n <= 0 && given == "" {
+		t.Skip("set HEXSTATE_MIGRATE_BENCH to the number of accounts, or HEXSTATE_MIGRATE_SOURCE to a store")
 	}
-	grown, _ := strconv.Atoi(os.Getenv("HEXSTATE_MIGRATE_GROWN"))
-	if grown <= 0 {
-		grown = n / 3
-	}
-	d := os.Getenv("HEXSTATE_MIGRATE_DIR")
-	if d == "" {
-		d = t.TempDir()
-	}
-	buildSources(t, d, n, grown)
-	runs := []struct{ name, src, dst, to string }{
-		{"sorted v1 → v2", d + "/sorted", d + "/sorted.v2", "v2"},
-		{"v2 → v1", d + "/sorted.v2", d + "/sorted.v2.v1", "v1"},
-		{"grown v1 → v2", d + "/grown", d + "/grown.v2", "v2"},
+	type migration struct{ name, src, dst, to string }
+	var runs []migration
+	if given != "" {
+		to := os.Getenv("HEXSTATE_MIGRATE_TO")
+		if to == "" {
+			to = "v1"
+		}
+		runs = []migration{{"given → " + to, given, given + ".to-" + to, to}}
+	} else {
+		grown, _ := strconv.Atoi(os.Getenv("HEXSTATE_MIGRATE_GROWN"))
+		if grown <= 0 {
+			grown = n / 3
+		}
+		d := os.Getenv("HEXSTATE_MIGRATE_DIR")
+		if d == "" {
+			d = t.TempDir()
+		}
+		buildSources(t, d, n, grown)
+		runs = []migration{
+			{"sorted v1 → v2", d + "/sorted", d + "/sorted.v2", "v2"},
+			{"v2 → v1", d + "/sorted.v2", d + "/sorted.v2.v1", "v1"},
+			{"grown v1 → v2", d + "/grown", d + "/grown.v2", "v2"},
+		}
 	}
 	fmt.Printf("| migration | vertices | copy | copy vertices/s | verify | peak RSS | written | scan + write (scan alone) | copy / (scan + write), wall | … CPU | load |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
 	only := regexp.MustCompile(os.Getenv("HEXSTATE_MIGRATE_ONLY"))
