@@ -217,24 +217,9 @@ func (c *copier) run(ctx context.Context) (hashkey.Hash, error) {
 		if rec == nil {
 			return hashkey.Hash{}, fmt.Errorf("%w: the source's root vertex is missing", ErrCopy)
 		}
-		budget := c.opts.PreloadBytes
-		if budget == 0 {
-			budget = DefaultPreloadBytes
-		}
-		if !sourceLaidOut(c.src.backend, c.src.format, c.srcTop) {
-			c.direct.preload = preloadSource(c.src.backend, c.srcTop, budget, copyWorkers())
-		}
-		if c.direct.preload != nil {
-			c.preloaded = c.direct.preload.records
-		} else {
-			c.pre = startPrefetch(c.src.backend, c.src.format, c.srcTop, copyWorkers(), c.resume)
-		}
+		c.startReads()
 		out, k, err := c.walk(0, vertex.RootID, rec, true, true)
-		if c.pre != nil {
-			c.pre.stop()
-			c.scanned, c.pre = uint64(c.pre.scanned.Load()), nil
-		}
-		c.direct.preload = nil // its memory is not needed by the commit
+		c.stopReads()
 		if err != nil {
 			return hashkey.Hash{}, err
 		}
@@ -248,6 +233,34 @@ func (c *copier) run(ctx context.Context) (hashkey.Hash, error) {
 		return hashkey.Hash{}, fmt.Errorf("%w: resume state for an empty source", ErrCopy)
 	}
 	return c.commit()
+}
+
+// startReads prepares the walk's reads of the source: the whole source
+// preloaded when it is scattered and fits opts.PreloadBytes
+// (copy_preload.go), else the read-ahead's workers (copy_prefetch.go).
+func (c *copier) startReads() {
+	budget := c.opts.PreloadBytes
+	if budget == 0 {
+		budget = DefaultPreloadBytes
+	}
+	if budget > 0 && !sourceLaidOut(c.src.backend, c.src.format, c.srcTop) {
+		c.direct.preload = preloadSource(c.src.backend, c.srcTop, budget, copyWorkers())
+	}
+	if c.direct.preload != nil {
+		c.preloaded = c.direct.preload.records
+		return
+	}
+	c.pre = startPrefetch(c.src.backend, c.src.format, c.srcTop, copyWorkers(), c.resume)
+}
+
+// stopReads ends what startReads started once the walk is over, and lets
+// the preload's memory go before the commit.
+func (c *copier) stopReads() {
+	if c.pre != nil {
+		c.pre.stop()
+		c.scanned, c.pre = uint64(c.pre.scanned.Load()), nil
+	}
+	c.direct.preload = nil
 }
 
 // commit writes the last batch with the admin record, makes the copy the
