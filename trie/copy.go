@@ -247,7 +247,7 @@ func (c *copier) startReads() {
 		c.direct.preload = preloadSource(c.src.backend, c.srcTop, budget, copyWorkers())
 	}
 	if c.direct.preload != nil {
-		c.preloaded = c.direct.preload.records
+		c.preloaded = c.direct.preload.records()
 		return
 	}
 	c.pre = startPrefetch(c.src.backend, c.src.format, c.srcTop, copyWorkers(), c.resume)

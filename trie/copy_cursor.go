@@ -120,8 +120,9 @@ func newCopySource(b Backend, useCursors bool) copySource {
 }
 
 // srcRange reads the source's records in [first, first+n): from the
-// preload or the range table when it covers them, else through one of the pool's cursors when
-// the source's backend has cursors, else with VertexRange.
+// preload or the range table when it covers them, else through one of the
+// pool's cursors when the source's backend has cursors, else with
+// VertexRange.
 func (s *copySource) srcRange(first vertex.ID, n int, fn func(vertex.ID, []byte) error) error {
 	if s.preload != nil {
 		if t := s.preload.find(first, n); t != nil {

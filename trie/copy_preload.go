@@ -45,8 +45,7 @@ const copyPreloadGuess = 48
 // copyPreload is a source read whole into memory: its ID range [1, top] in
 // adjacent parts, one range table each.
 type copyPreload struct {
-	parts   []*rangeTable
-	records uint64 // records read
+	parts []*rangeTable
 }
 
 // preloadSource reads the records of src's IDs [1, top] into memory on
@@ -60,8 +59,9 @@ func preloadSource(src Backend, top vertex.ID, budget, workers int) *copyPreload
 	}
 	workers = max(1, workers)
 	// Each part's share of the records, less their ends (~4 bytes per
-	// ~40-byte record), and within the int32 offsets of a range table.
-	share := min((budget-int(idxBytes))/workers*9/10, math.MaxInt32-copyTableBytes)
+	// ~40-byte record), and within the int32 offsets of a range table
+	// (half of their range: the record that crosses the share is kept).
+	share := min((budget-int(idxBytes))/workers*9/10, math.MaxInt32/2)
 	// Parts start at multiples of a v2 branch's slot count past the root,
 	// so that fewer slot groups straddle two parts (a read across parts
 	// goes to the source).
@@ -87,13 +87,21 @@ func preloadSource(src Backend, top vertex.ID, budget, workers int) *copyPreload
 		})
 	}
 	wg.Wait()
-	for i, t := range p.parts {
+	for i := range p.parts {
 		if !ok[i] {
 			return nil
 		}
-		p.records += uint64(len(t.ends))
 	}
 	return p
+}
+
+// records is how many source records the preload holds.
+func (p *copyPreload) records() uint64 {
+	n := 0
+	for _, t := range p.parts {
+		n += len(t.ends)
+	}
+	return uint64(n)
 }
 
 // sourceLaidOut reports whether the source's sub-tries at the read-ahead's

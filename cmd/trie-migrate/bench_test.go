@@ -11,7 +11,6 @@ import (
 
 	"github.com/hexstate/hexstate/internal/trietest"
 	"github.com/hexstate/hexstate/rocks"
-	"github.com/hexstate/hexstate/trie"
 	"github.com/hexstate/hexstate/vertex"
 )
 
@@ -121,12 +120,7 @@ func buildSources(t *testing.T, d string, n, grown int) {
 	makeStore(t, d+"/sorted", vertex.FormatV1, trietest.StateAccounts(n, 7))
 	t.Logf("built the sorted v1 source (%d accounts) in %v", n, time.Since(start).Round(time.Millisecond))
 	start = time.Now()
-	store, err := rocks.Open(d+"/grown", nil)
-	trietest.Must(t, err, "rocks.Open")
-	db, err := trie.Open(store, &trie.Options{Format: vertex.FormatV1})
-	trietest.Must(t, err, "trie.Open")
-	trietest.GrowState(t, db, trietest.StateAccounts(grown, 8), 20_000, 9)
-	trietest.Must(t, db.Close(), "Close")
+	growStore(t, d+"/grown", trietest.StateAccounts(grown, 8), 20_000, 9)
 	t.Logf("grew the v1 source (%d accounts, persisting every 20,000) in %v", grown, time.Since(start).Round(time.Millisecond))
 	trietest.Must(t, os.WriteFile(mark, nil, 0o644), "marking the sources built")
 }

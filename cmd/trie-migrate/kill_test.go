@@ -37,12 +37,7 @@ func testKills(t *testing.T, grown bool) {
 	d := t.TempDir()
 	accts := trietest.StateAccounts(150_000, 3)
 	if grown {
-		store, err := rocks.Open(d+"/db", nil)
-		trietest.Must(t, err, "rocks.Open")
-		db, err := trie.Open(store, &trie.Options{Format: vertex.FormatV1})
-		trietest.Must(t, err, "trie.Open")
-		trietest.GrowState(t, db, accts, 10_000, 5)
-		trietest.Must(t, db.Close(), "Close")
+		growStore(t, d+"/db", accts, 10_000, 5)
 	} else {
 		makeStore(t, d+"/db", vertex.FormatV1, accts)
 	}

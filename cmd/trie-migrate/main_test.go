@@ -80,6 +80,19 @@ func makeStore(t testing.TB, dir string, f vertex.Format, accts []trie.AccountLe
 	trietest.Must(t, db.Close(), "Close")
 }
 
+// growStore makes a v1 RocksDB store in dir grown by inserting accts in a
+// random order (seed), persisting every every accounts: its IDs are
+// scattered, as a block-by-block sync leaves them.
+func growStore(t testing.TB, dir string, accts []trie.AccountLeaf, every int, seed int64) {
+	t.Helper()
+	store, err := rocks.Open(dir, nil)
+	trietest.Must(t, err, "rocks.Open")
+	db, err := trie.Open(store, &trie.Options{Format: vertex.FormatV1})
+	trietest.Must(t, err, "trie.Open")
+	trietest.GrowState(t, db, accts, every, seed)
+	trietest.Must(t, db.Close(), "Close")
+}
+
 // treeHash hashes every name, mode and content under dir.
 func treeHash(t testing.TB, dir string) [32]byte {
 	t.Helper()
@@ -155,12 +168,7 @@ func TestRefusals(t *testing.T) {
 // vertex; both runs verify.
 func TestPreloadFlag(t *testing.T) {
 	d := t.TempDir()
-	store, err := rocks.Open(d+"/db", nil)
-	trietest.Must(t, err, "rocks.Open")
-	db, err := trie.Open(store, &trie.Options{Format: vertex.FormatV1})
-	trietest.Must(t, err, "trie.Open")
-	trietest.GrowState(t, db, trietest.StateAccounts(3000, 6), 500, 7)
-	trietest.Must(t, db.Close(), "Close")
+	growStore(t, d+"/db", trietest.StateAccounts(3000, 6), 500, 7)
 	for _, c := range []struct{ flag, want string }{{"128", "preloaded: "}, {"0", "read ahead: "}} {
 		out, err := command("-preload", c.flag, "-samples", "50", d+"/db", d+"/db.v2."+c.flag).CombinedOutput()
 		if err != nil || !strings.Contains(string(out), "verified") || !strings.Contains(string(out), c.want) {
