@@ -2,6 +2,7 @@ package trie
 
 import (
 	"math"
+	"slices"
 	"sync"
 
 	"github.com/hexstate/hexstate/vertex"
@@ -87,10 +88,8 @@ func preloadSource(src Backend, top vertex.ID, budget, workers int) *copyPreload
 		})
 	}
 	wg.Wait()
-	for i := range p.parts {
-		if !ok[i] {
-			return nil
-		}
+	if slices.Contains(ok, false) {
+		return nil
 	}
 	return p
 }
