@@ -47,6 +47,10 @@ type Options struct {
 	// which a source not laid out by the builder is read into memory before
 	// the copy's walk (0: trie's default, negative: never).
 	PreloadBytes int
+	// Method is trie.CopyOptions.Method: how the source is read (by
+	// default its trie is walked, unless it is scattered and too large to
+	// preload, and has a leaf index to rebuild the target from).
+	Method trie.CopyMethod
 }
 
 // Progress reports how far a migration got.
@@ -71,6 +75,9 @@ type Result struct {
 	// those of them read by sequential scans, and the records read into
 	// memory before the walk (0 for a run that only verified).
 	ReadAhead, Scanned, Preloaded uint64
+	// Rebuilt says the target was built from the source's leaf index, its
+	// keys computed, rather than copied (trie.CopyProgress.Rebuilt).
+	Rebuilt bool
 	Verify                        time.Duration // time spent verifying
 	// Compact is the time from the commit until the target was compacted into
 	// its final shape: the compaction runs beside the verification and the
@@ -178,7 +185,7 @@ func Run(ctx context.Context, src, dst *trie.DB, checkpointDir string, opts Opti
 	defer func() { _ = finishCopy() }()
 	if !cp.done {
 		committed := make(chan trie.CopyProgress, 1)
-		copts := trie.CopyOptions{Block: src.Block(), Resume: cp.state, CheckpointRecords: opts.CheckpointRecords, PreloadBytes: opts.PreloadBytes,
+		copts := trie.CopyOptions{Block: src.Block(), Resume: cp.state, CheckpointRecords: opts.CheckpointRecords, PreloadBytes: opts.PreloadBytes, Method: opts.Method,
 			Checkpoint: func(state []byte, _ trie.CopyProgress) error {
 				cp.state = state
 				return writeCheckpoint(checkpointDir, &cp)
@@ -197,7 +204,7 @@ func Run(ctx context.Context, src, dst *trie.DB, checkpointDir string, opts Opti
 		}()
 		select {
 		case p := <-committed:
-			records, res.Bytes, res.ReadAhead, res.Scanned, res.Preloaded = p.Records, p.Bytes, p.ReadAhead, p.Scanned, p.Preloaded
+			records, res.Bytes, res.ReadAhead, res.Scanned, res.Preloaded, res.Rebuilt = p.Records, p.Bytes, p.ReadAhead, p.Scanned, p.Preloaded, p.Rebuilt
 			copying, committedAt = done, time.Now()
 		case c := <-done:
 			return res, fmt.Errorf("migrate: copying (run again to resume): %w", c.err)

@@ -40,6 +40,12 @@ type CopyOptions struct {
 	// without it. Zero means DefaultPreloadBytes; a negative value turns
 	// the preload off.
 	PreloadBytes int
+	// Method selects how the source is read: its trie walked (its records
+	// and keys copied), or the target rebuilt from its leaf index (every
+	// key computed, the root checked against the source's before the
+	// commit); the default, CopyAuto, rebuilds only a scattered source
+	// too large to preload (copy_rebuild.go).
+	Method CopyMethod
 	// Committed, when set, is called with the final progress once the copy
 	// is committed (the target holds the copied state at its root and block,
 	// readable and writable as after a Persist) and before CopyFrom compacts
@@ -74,6 +80,9 @@ type CopyProgress struct {
 	// scans before the walk (CopyOptions.PreloadBytes); 0 when the source
 	// did not fit.
 	Preloaded uint64
+	// Rebuilt says the target is being built from the source's leaf
+	// index (CopyOptions.Method) rather than copied by a walk of its trie.
+	Rebuilt bool
 }
 
 // ErrCopy is wrapped by the errors of CopyFrom about its input: a target that
@@ -153,6 +162,8 @@ type copier struct {
 	scanned    uint64 // the read-ahead's records scanned, once it has stopped (CopyProgress.Scanned)
 	preloaded  uint64 // records read by the preload (CopyProgress.Preloaded)
 	lastCP     uint64 // records at the last checkpoint
+	rebuilding bool   // the target is rebuilt from the source's leaf index
+	at         uint64 // a rebuild's position: the first 8 bytes of its last account's hash
 	start      time.Time
 	ctx        context.Context
 	done       bool // committed
@@ -210,6 +221,14 @@ func (db *DB) startCopy(src *DB, opts *CopyOptions) (*copier, error) {
 func (c *copier) run(ctx context.Context) (hashkey.Hash, error) {
 	c.ctx = ctx
 	if c.want != hashkey.EmptyRoot {
+		rebuild, err := c.startReads()
+		if err != nil || rebuild {
+			if err != nil {
+				return hashkey.Hash{}, err
+			}
+			return c.rebuild()
+		}
+		defer c.stopReads()
 		rec, err := c.src.backend.Vertex(vertex.RootID)
 		if err != nil {
 			return hashkey.Hash{}, fmt.Errorf("trie: copy: reading the source's root: %w", err)
@@ -217,7 +236,6 @@ func (c *copier) run(ctx context.Context) (hashkey.Hash, error) {
 		if rec == nil {
 			return hashkey.Hash{}, fmt.Errorf("%w: the source's root vertex is missing", ErrCopy)
 		}
-		c.startReads()
 		out, k, err := c.walk(0, vertex.RootID, rec, true, true)
 		c.stopReads()
 		if err != nil {
@@ -235,22 +253,40 @@ func (c *copier) run(ctx context.Context) (hashkey.Hash, error) {
 	return c.commit()
 }
 
-// startReads prepares the walk's reads of the source: the whole source
-// preloaded when it is scattered and fits opts.PreloadBytes
-// (copy_preload.go), else the read-ahead's workers (copy_prefetch.go).
-func (c *copier) startReads() {
+// startReads chooses how the source is read (opts.Method) and prepares
+// the walk's reads: the whole source preloaded when it is scattered and
+// fits opts.PreloadBytes (copy_preload.go), else the read-ahead's workers
+// (copy_prefetch.go). It reports true, having started nothing, when the
+// target is to be rebuilt from the source's leaf index instead.
+func (c *copier) startReads() (rebuild bool, err error) {
+	canRebuild := c.resume == nil && c.src.HasLeafIndex()
+	switch c.opts.Method {
+	case CopyRebuild:
+		if !canRebuild {
+			return false, fmt.Errorf("%w: a rebuild needs a source with a leaf index and no walk to resume", ErrCopy)
+		}
+		return true, nil
+	case CopyAuto, CopyWalk:
+	default:
+		return false, fmt.Errorf("%w: unknown copy method %d", ErrCopy, c.opts.Method)
+	}
 	budget := c.opts.PreloadBytes
 	if budget == 0 {
 		budget = DefaultPreloadBytes
 	}
-	if budget > 0 && !sourceLaidOut(c.src.backend, c.src.format, c.srcTop) {
+	scattered := !sourceLaidOut(c.src.backend, c.src.format, c.srcTop)
+	if budget > 0 && scattered {
 		c.direct.preload = preloadSource(c.src.backend, c.srcTop, budget, copyWorkers())
 	}
 	if c.direct.preload != nil {
 		c.preloaded = c.direct.preload.records()
-		return
+		return false, nil
+	}
+	if scattered && canRebuild && c.opts.Method == CopyAuto {
+		return true, nil
 	}
 	c.pre = startPrefetch(c.src.backend, c.src.format, c.srcTop, copyWorkers(), c.resume)
+	return false, nil
 }
 
 // stopReads ends what startReads started once the walk is over, and lets
@@ -290,6 +326,21 @@ func (c *copier) emit(id vertex.ID, rec []byte) error {
 	start := len(b.buf)
 	b.buf = append(b.buf, rec...)
 	c.w.put(id, start)
+	return c.emitted()
+}
+
+// emitVertex encodes the finished vertex v of target ID id into the batch
+// being filled (a rebuild's builders hand their vertices here).
+func (c *copier) emitVertex(id vertex.ID, v *vertex.Vertex) error {
+	c.w.putVertex(id, v)
+	c.computed++
+	return c.emitted()
+}
+
+// emitted counts the record just put into the batch being filled and hands
+// the batch to the writer when it is full.
+func (c *copier) emitted() error {
+	b := c.w.cur
 	c.records++
 	if len(b.batch.Puts) >= copyBatchRecords || len(b.buf) >= copyBatchBytes {
 		return c.writeBehind(nil)
@@ -362,6 +413,9 @@ func (c *copier) report() CopyProgress {
 		scale /= 16
 		f += float64(c.path[i].nib) * scale
 	}
+	if c.rebuilding {
+		f = float64(c.at) / (1 << 64)
+	}
 	if c.done {
 		f = 1
 	}
@@ -370,5 +424,5 @@ func (c *copier) report() CopyProgress {
 		scanned = uint64(c.pre.scanned.Load())
 	}
 	return CopyProgress{Records: c.w.written, Bytes: c.w.bytes, Fraction: f, Elapsed: time.Since(c.start),
-		KeysComputed: c.computed, ReadAhead: c.prefetched, Scanned: scanned, Preloaded: c.preloaded}
+		KeysComputed: c.computed, ReadAhead: c.prefetched, Scanned: scanned, Preloaded: c.preloaded, Rebuilt: c.rebuilding}
 }

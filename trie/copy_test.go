@@ -68,11 +68,13 @@ func TestCopyIsTheBuildersStore(t *testing.T) {
 
 // TestCopyGrownStore copies stores grown by random inserts (scattered v1 IDs,
 // reused v2 slots) and stores without children's keys (copied into stores
-// with them, so leaves are hashed): the result is the builder's store. By
-// default the whole source is preloaded by sequential scans (a grown store
-// is not laid out by the builder, and this one fits the bound); with the
-// preload off, or a bound the source does not fit, the read-ahead's workers
-// read nearly all of it, child by child.
+// with them, so leaves are hashed): the result is the builder's store,
+// whichever way the source is read. By default the whole source is
+// preloaded by sequential scans (a grown store is not laid out by the
+// builder, and this one fits the bound); a walk with the preload off, or a
+// bound the source does not fit, has the read-ahead's workers read nearly
+// all of it, child by child; by default a source that does not fit is
+// rebuilt from its leaf index (every key computed, nothing read ahead).
 func TestCopyGrownStore(t *testing.T) {
 	accts := trietest.StateAccounts(2000, 2)
 	for _, f := range trietest.Formats {
@@ -82,22 +84,30 @@ func TestCopyGrownStore(t *testing.T) {
 				trietest.GrowState(t, src, accts, 300, 3)
 				for _, to := range trietest.Formats {
 					_, want := loaded(t, to, accts, false)
-					for _, preload := range []int{0, -1, 64 << 10} {
+					for _, m := range []struct {
+						preload int
+						method  trie.CopyMethod
+					}{{0, trie.CopyAuto}, {-1, trie.CopyWalk}, {64 << 10, trie.CopyWalk}, {64 << 10, trie.CopyAuto}, {0, trie.CopyRebuild}} {
 						b := trie.NewMemoryBackend()
 						dst, err := trie.Open(b, &trie.Options{Format: to, Records: vertex.ChildKeyCopies})
 						trietest.Must(t, err, "Open")
 						var final trie.CopyProgress
-						_, err = dst.CopyFrom(context.Background(), src, trie.CopyOptions{Block: 9, PreloadBytes: preload,
+						_, err = dst.CopyFrom(context.Background(), src, trie.CopyOptions{Block: 9, PreloadBytes: m.preload, Method: m.method,
 							Committed: func(p trie.CopyProgress) { final = p }})
-						trietest.Must(t, err, "CopyFrom to %v, preload %d", to, preload)
+						trietest.Must(t, err, "CopyFrom to %v, %+v", to, m)
 						trietest.SameRecords(t, b, want)
 						records, err := src.RecordCount() // after CopyFrom, which waits for src's pending persist
 						trietest.Must(t, err, "RecordCount")
+						rebuilt := m.method == trie.CopyRebuild || (m.method == trie.CopyAuto && m.preload != 0)
 						switch {
-						case preload == 0 && (final.Preloaded != records || final.ReadAhead != 0):
+						case rebuilt && (final.Preloaded != 0 || final.ReadAhead != 0 || final.KeysComputed != final.Records || final.Fraction != 1):
+							t.Errorf("to %v, %+v: rebuilt, yet %d preloaded, %d read ahead, %d keys computed for %d records, fraction %v",
+								to, m, final.Preloaded, final.ReadAhead, final.KeysComputed, final.Records, final.Fraction)
+						case rebuilt:
+						case m.preload == 0 && (final.Preloaded != records || final.ReadAhead != 0):
 							t.Errorf("to %v: %d of %d source records preloaded, %d read ahead", to, final.Preloaded, records, final.ReadAhead)
-						case preload != 0 && (final.Preloaded != 0 || final.ReadAhead < final.Records*9/10):
-							t.Errorf("to %v, preload %d: %d preloaded, %d of %d records read ahead", to, preload, final.Preloaded, final.ReadAhead, final.Records)
+						case m.preload != 0 && (final.Preloaded != 0 || final.ReadAhead < final.Records*9/10):
+							t.Errorf("to %v, %+v: %d preloaded, %d of %d records read ahead", to, m, final.Preloaded, final.ReadAhead, final.Records)
 						}
 					}
 				}
@@ -168,7 +178,7 @@ func testCopyResumes(t *testing.T, f vertex.Format, grown bool, preload int, acc
 		var state []byte
 		var atStop uint64
 		n := 0
-		_, err = dst.CopyFrom(ctx, src, trie.CopyOptions{Block: 9, CheckpointRecords: 300, PreloadBytes: preload,
+		_, err = dst.CopyFrom(ctx, src, trie.CopyOptions{Block: 9, CheckpointRecords: 300, PreloadBytes: preload, Method: trie.CopyWalk,
 			Checkpoint: func(s []byte, p trie.CopyProgress) error {
 				if n++; n == stop {
 					state, atStop = s, p.Records
@@ -191,7 +201,7 @@ func testCopyResumes(t *testing.T, f vertex.Format, grown bool, preload int, acc
 		dst, err = trie.Open(b, &trie.Options{Format: f, Records: vertex.ChildKeyCopies})
 		trietest.Must(t, err, "reopen")
 		var final trie.CopyProgress
-		_, err = dst.CopyFrom(context.Background(), src, trie.CopyOptions{Block: 9, Resume: state, PreloadBytes: preload,
+		_, err = dst.CopyFrom(context.Background(), src, trie.CopyOptions{Block: 9, Resume: state, PreloadBytes: preload, Method: trie.CopyWalk,
 			Committed: func(p trie.CopyProgress) { final = p }})
 		trietest.Must(t, err, "resume at %d", stop)
 		trietest.SameRecords(t, b, want)

@@ -92,15 +92,7 @@ type leafScratch struct {
 // its value decodes (into s) as its key's kind and, when spot, equals the
 // leaf db's trie holds at key. The caller holds db.mu for reading.
 func (db *DB) checkCopiedLeaf(s *leafScratch, key, val []byte, spot bool) error {
-	want := vertex.SlotPayload
-	switch len(key) {
-	case 32:
-		want = vertex.AccountPayload
-	case 64:
-	default:
-		return fmt.Errorf("trie: leaf index entry %x: %w", key, &vertex.CorruptError{Reason: "key neither 32 nor 64 bytes"})
-	}
-	if err := decodeLeafValueInto(&s.v, &s.acc, s.buf[:0], key, val, want); err != nil || !spot {
+	if err := decodeLeafEntry(s, key, val); err != nil || !spot {
 		return err
 	}
 	v, err := db.storedLeaf(key)
@@ -111,6 +103,21 @@ func (db *DB) checkCopiedLeaf(s *leafScratch, key, val []byte, spot bool) error 
 		return fmt.Errorf("%w: entry %x is not the target trie's leaf", ErrLeafIndexMismatch, key)
 	}
 	return nil
+}
+
+// decodeLeafEntry decodes a leaf-index entry read from a store into s: an
+// account's (a 32-byte key) or a slot's (64 bytes). Anything else is an
+// error wrapping vertex.ErrCorrupt.
+func decodeLeafEntry(s *leafScratch, key, val []byte) error {
+	want := vertex.SlotPayload
+	switch len(key) {
+	case 32:
+		want = vertex.AccountPayload
+	case 64:
+	default:
+		return fmt.Errorf("trie: leaf index entry %x: %w", key, &vertex.CorruptError{Reason: "key neither 32 nor 64 bytes"})
+	}
+	return decodeLeafValueInto(&s.v, &s.acc, s.buf[:0], key, val, want)
 }
 
 // storedLeaf returns the leaf the backend's trie holds at a leaf-index key

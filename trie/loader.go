@@ -202,18 +202,8 @@ func (l *StateLoader) usable() error {
 	return nil
 }
 
-// emit encodes a finished vertex into the batch being filled, without its
-// children's keys when the database stores none (Options.Records), as
-// Persist does.
+// emit encodes a finished vertex into the batch being filled.
 func (l *StateLoader) emit(id vertex.ID, v *vertex.Vertex) error {
-	if l.db.noChild && v.ChildKeys != nil {
-		cp := *v
-		cp.ChildKeys = nil
-		v = &cp
-	}
-	b := l.w.cur
-	start := len(b.buf)
-	b.buf = vertex.Encode(b.buf, v)
-	l.w.put(id, start)
+	l.w.putVertex(id, v)
 	return nil
 }

@@ -59,6 +59,21 @@ func (w *loadWriter) put(id vertex.ID, start int) {
 	b.batch.Puts = append(b.batch.Puts, vertex.Record{ID: id, Rec: b.buf[start:len(b.buf):len(b.buf)]})
 }
 
+// putVertex encodes the finished vertex v of ID id into the batch being
+// filled, without its children's keys when the database stores none
+// (Options.Records), as Persist does.
+func (w *loadWriter) putVertex(id vertex.ID, v *vertex.Vertex) {
+	if w.db.noChild && v.ChildKeys != nil {
+		cp := *v
+		cp.ChildKeys = nil
+		v = &cp
+	}
+	b := w.cur
+	start := len(b.buf)
+	b.buf = vertex.Encode(b.buf, v)
+	w.put(id, start)
+}
+
 // writeBehind hands the batch being filled to a goroutine that writes it
 // while the load goes on filling the other one (after the write before it is
 // done). Hashing or reading and RocksDB's inserts then run side by side, on

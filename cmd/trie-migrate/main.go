@@ -46,6 +46,7 @@ type config struct {
 	preload   int            // trie.CopyOptions.PreloadBytes: 0 its default, negative never
 	leafIndex bool           // give the target a leaf index
 	records   vertex.Records // the target's record variant; 0: the library's default
+	method    trie.CopyMethod
 }
 
 func main() {
@@ -61,6 +62,7 @@ func main() {
 	cache := flag.Int("cache", 64, "MiB of block cache for reading the source")
 	preload := flag.Int("preload", trie.DefaultPreloadBytes>>20, "MiB within which a source not laid out by the builder (one grown block by block) is read into memory by sequential scans before the copy, instead of seek by seek (0: never)")
 	records := flag.String("records", "", "the target's record variant: keys-once or child-key-copies (default: keys-once); with the source's layout as -to, converts the variant")
+	method := flag.String("method", "auto", "how the source is read: walk (its trie, records and keys copied), rebuild (the target built from the source's leaf index, every key computed and the root checked), or auto (rebuild a scattered source larger than -preload, else walk)")
 	leafIndex := flag.Bool("leaf-index", true, "after verifying, give the target a leaf index: the source's, copied, or one built from the trie (without it cold reads walk the trie)")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: trie-migrate [flags] SRC [DST]\n")
@@ -78,6 +80,9 @@ func main() {
 	}
 	if err == nil {
 		cfg.records, err = vertex.ParseRecords(*records)
+	}
+	if err == nil {
+		cfg.method, err = parseMethod(*method)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "trie-migrate:", err)
@@ -112,6 +117,18 @@ func parseVerify(s string) (migrate.VerifyMode, error) {
 		return migrate.VerifyFull, nil
 	}
 	return 0, fmt.Errorf("unknown verification %q (want sample or full)", s)
+}
+
+func parseMethod(s string) (trie.CopyMethod, error) {
+	switch s {
+	case "auto":
+		return trie.CopyAuto, nil
+	case "walk":
+		return trie.CopyWalk, nil
+	case "rebuild":
+		return trie.CopyRebuild, nil
+	}
+	return 0, fmt.Errorf("unknown method %q (want auto, walk or rebuild)", s)
 }
 
 func run(ctx context.Context, cfg *config) error {
@@ -150,7 +167,7 @@ func run(ctx context.Context, cfg *config) error {
 	fmt.Printf("migrating %s (format %v, block %d, root %v)\n       to %s (format %v)\n", srcDir, from, src.Block(), root, dstDir, cfg.to)
 	p := newProgress(os.Stdout)
 	cpu := newCopyCPU()
-	res, err := migrate.Run(ctx, src, dst, dstDir, migrate.Options{CheckpointRecords: cfg.every, Verify: cfg.verify, Samples: cfg.samples, LeafIndex: cfg.leafIndex, PreloadBytes: cfg.preload, Progress: cpu.wrap(p.show)})
+	res, err := migrate.Run(ctx, src, dst, dstDir, migrate.Options{CheckpointRecords: cfg.every, Verify: cfg.verify, Samples: cfg.samples, LeafIndex: cfg.leafIndex, PreloadBytes: cfg.preload, Method: cfg.method, Progress: cpu.wrap(p.show)})
 	p.end()
 	if err != nil {
 		dst.Close()
@@ -167,6 +184,9 @@ func run(ctx context.Context, cfg *config) error {
 		res.Records, float64(res.Bytes)/(1<<20), res.Copy.Round(1e6), cpu.used.Round(1e6), rate, res.Verify.Round(1e6), res.Proofs)
 	if res.ReadAhead > 0 {
 		fmt.Printf("read ahead: %d source records read by worker goroutines ahead of the copy's walk (%d scanned sequentially, sub-trie by sub-trie)\n", res.ReadAhead, res.Scanned)
+	}
+	if res.Rebuilt {
+		fmt.Println("rebuilt: the target built from the source's leaf index, every key computed, its root checked against the source's")
 	}
 	if res.Preloaded > 0 {
 		fmt.Printf("preloaded: the source's %d records read into memory by sequential scans before the copy's walk\n", res.Preloaded)
