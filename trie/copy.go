@@ -154,6 +154,9 @@ type copier struct {
 	levels copyLevels  // per depth of the walk: children's records, output
 	path   []copyFrame // the account trie's open branches (checkpoints)
 	resume []copyFrame // frames still to restore on the walk's way down
+	// resumeRebuild is the state an interrupted rebuild resumes from (the
+	// next account's key, the account builder's state); nil when none.
+	resumeRebuild []byte
 
 	cpPending  []byte // checkpoint of the batch in flight, called after it
 	records    uint64 // records emitted (resumed runs included)
@@ -209,7 +212,7 @@ func (db *DB) startCopy(src *DB, opts *CopyOptions) (*copier, error) {
 		if st.format != db.format || st.top < c.alloc.Top {
 			return nil, fmt.Errorf("%w: resume state of format %v at ID %d does not fit a target of format %v at ID %d", ErrCopy, st.format, st.top, db.format, c.alloc.Top)
 		}
-		c.alloc.Top, c.records, c.lastCP, c.resume = st.top, st.records, st.records, st.frames
+		c.alloc.Top, c.records, c.lastCP, c.resume, c.resumeRebuild = st.top, st.records, st.records, st.frames, st.rebuild
 	}
 	c.direct = newCopySource(src.backend, true)
 	c.w = newLoadWriter(db, "copy", false)
@@ -259,16 +262,19 @@ func (c *copier) run(ctx context.Context) (hashkey.Hash, error) {
 // (copy_prefetch.go). It reports true, having started nothing, when the
 // target is to be rebuilt from the source's leaf index instead.
 func (c *copier) startReads() (rebuild bool, err error) {
-	canRebuild := c.resume == nil && c.src.HasLeafIndex()
-	switch c.opts.Method {
-	case CopyRebuild:
-		if !canRebuild {
-			return false, fmt.Errorf("%w: a rebuild needs a source with a leaf index and no walk to resume", ErrCopy)
-		}
-		return true, nil
-	case CopyAuto, CopyWalk:
-	default:
+	hasIndex := c.src.HasLeafIndex()
+	canRebuild := c.opts.Resume == nil && hasIndex
+	switch {
+	case c.opts.Method < CopyAuto || c.opts.Method > CopyRebuild:
 		return false, fmt.Errorf("%w: unknown copy method %d", ErrCopy, c.opts.Method)
+	case c.resumeRebuild != nil && (c.opts.Method == CopyWalk || !hasIndex):
+		return false, fmt.Errorf("%w: the resume state is a rebuild's, which needs the source's leaf index and a method other than CopyWalk", ErrCopy)
+	case c.resumeRebuild != nil:
+		return true, nil
+	case c.opts.Method == CopyRebuild && !canRebuild:
+		return false, fmt.Errorf("%w: a rebuild needs a source with a leaf index and no walk to resume", ErrCopy)
+	case c.opts.Method == CopyRebuild:
+		return true, nil
 	}
 	budget := c.opts.PreloadBytes
 	if budget == 0 {
@@ -348,18 +354,19 @@ func (c *copier) emitted() error {
 	return nil
 }
 
-// safePoint is called where the walk could resume from (after a child of an
-// account-trie branch in c.path): it checkpoints when enough records were
-// written since the last checkpoint, and stops the copy when ctx is done.
-func (c *copier) safePoint() error {
+// safePoint is called where the copy could resume from (the walk: after a
+// child of an account-trie branch in c.path; a rebuild: before an
+// account): it checkpoints, with the resume state state returns, when
+// enough records were written since the last checkpoint, and stops the
+// copy when ctx is done.
+func (c *copier) safePoint(state func() []byte) error {
 	every := uint64(c.opts.CheckpointRecords)
 	if every == 0 {
 		every = 1 << 20
 	}
 	if c.opts.Checkpoint != nil && c.records-c.lastCP >= every {
 		c.lastCP = c.records
-		st := copyState{format: c.db.format, top: c.alloc.Top, records: c.records, frames: c.path}
-		if err := c.writeBehind(st.encode()); err != nil {
+		if err := c.writeBehind(state()); err != nil {
 			return err
 		}
 	}
@@ -367,6 +374,12 @@ func (c *copier) safePoint() error {
 		return fmt.Errorf("trie: copy stopped after %d records: %w", c.records, err)
 	}
 	return nil
+}
+
+// walkState is the walk's resume state at a safe point.
+func (c *copier) walkState() []byte {
+	st := copyState{format: c.db.format, top: c.alloc.Top, records: c.records, frames: c.path}
+	return st.encode()
 }
 
 // writeBehind hands the batch being filled to the writer; cp, when not nil,

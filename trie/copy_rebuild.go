@@ -2,8 +2,11 @@ package trie
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/hexstate/hexstate/hashkey"
 	"github.com/hexstate/hexstate/trie/internal/build"
@@ -66,7 +69,14 @@ func (c *copier) rebuild() (hashkey.Hash, error) {
 	r.accts = build.New(c.db.format, &c.alloc, &c.enc, c.emitVertex)
 	r.slots = build.New(c.db.format, &c.alloc, &c.enc, c.emitVertex)
 	r.accts.Reset(vertex.RootID, 0)
-	err := c.src.backend.EachLeaf(nil, r.add)
+	var start []byte
+	if st := c.resumeRebuild; st != nil {
+		start = st[:32]
+		if rest, err := r.accts.RestoreState(st[32:]); err != nil || len(rest) != 0 {
+			return hashkey.Hash{}, fmt.Errorf("%w: resume state: %w", ErrCopy, cmp.Or(err, errors.New("trailing bytes")))
+		}
+	}
+	err := c.src.backend.EachLeaf(start, r.add)
 	if err == nil {
 		err = r.endStorage()
 	}
@@ -115,6 +125,9 @@ func (r *rebuilder) add(key, val []byte) error {
 		if err := r.endStorage(); err != nil {
 			return err
 		}
+		if err := r.c.safePoint(func() []byte { return r.state(key) }); err != nil {
+			return err
+		}
 		r.acct = append(r.acct[:0], key...)
 		r.c.at = binary.BigEndian.Uint64(key)
 		r.nib = hashkey.AppendNibbles(r.nib[:0], key)
@@ -129,6 +142,13 @@ func (r *rebuilder) add(key, val []byte) error {
 	}
 	r.nib = hashkey.AppendNibbles(r.nib[:0], key[32:])
 	return r.slots.Add(r.nib, vertex.SlotPayload, r.s.v.Value, nil)
+}
+
+// state is the rebuild's resume state before the account of key is added.
+func (r *rebuilder) state(key []byte) []byte {
+	c := r.c
+	st := copyState{format: c.db.format, top: c.alloc.Top, records: c.records, rebuild: r.accts.AppendState(slices.Clone(key))}
+	return st.encode()
 }
 
 // endStorage finishes the storage trie of the last account added, if it has

@@ -1,6 +1,7 @@
 package trie
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math/bits"
@@ -15,20 +16,38 @@ import (
 //	"hxcp1" | format u8 | top u64 | records u64 | frames u8 | frame…
 //	frame = src u64 | nib u8 | done u16 | base u64
 //	        | (kid u64) for each done bit | (len8 key) for each done bit
+//
+// A rebuild's state (copy_rebuild.go) has the same header under its own
+// magic, then where and how its build goes on:
+//
+//	"hxrb1" | format u8 | top u64 | records u64 | next account key 32 | builder state
+//
+// (the account builder's, build.Builder.AppendState).
 type copyState struct {
 	format  vertex.Format
 	top     vertex.ID
 	records uint64
 	frames  []copyFrame
+	rebuild []byte // a rebuild's: the next account's key, then the builder's state
 }
 
-var copyStateMagic = []byte("hxcp1")
+var (
+	copyStateMagic    = []byte("hxcp1")
+	rebuildStateMagic = []byte("hxrb1")
+)
 
 func (s *copyState) encode() []byte {
-	b := append([]byte(nil), copyStateMagic...)
+	magic := copyStateMagic
+	if s.rebuild != nil {
+		magic = rebuildStateMagic
+	}
+	b := append([]byte(nil), magic...)
 	b = append(b, byte(s.format))
 	b = binary.BigEndian.AppendUint64(b, uint64(s.top))
 	b = binary.BigEndian.AppendUint64(b, s.records)
+	if s.rebuild != nil {
+		return append(b, s.rebuild...)
+	}
 	b = append(b, byte(len(s.frames)))
 	for i := range s.frames {
 		f := &s.frames[i]
@@ -58,13 +77,21 @@ func decodeCopyState(b []byte) (copyState, error) {
 	bad := func(why string) (copyState, error) {
 		return copyState{}, fmt.Errorf("%w: resume state: %s", ErrCopy, why)
 	}
-	if len(b) < len(copyStateMagic)+18 || string(b[:len(copyStateMagic)]) != string(copyStateMagic) {
+	rebuild := bytes.HasPrefix(b, rebuildStateMagic)
+	if len(b) < len(copyStateMagic)+18 || (!rebuild && !bytes.HasPrefix(b, copyStateMagic)) {
 		return bad("not a copy state")
 	}
 	b = b[len(copyStateMagic):]
 	s.format = vertex.Format(b[0])
 	s.top = vertex.ID(binary.BigEndian.Uint64(b[1:]))
 	s.records = binary.BigEndian.Uint64(b[9:])
+	if rebuild { // checked by the rebuild that restores it
+		if len(b) < 17+32 {
+			return bad("truncated rebuild state")
+		}
+		s.rebuild = b[17:]
+		return s, nil
+	}
 	nf := int(b[17])
 	b = b[18:]
 	if nf > maxCopyFrames {

@@ -149,9 +149,10 @@ func TestCopyResumes(t *testing.T) {
 		for _, src := range []struct {
 			grown   bool
 			preload int
-		}{{false, 0}, {true, -1}, {true, 0}} {
-			t.Run(fmt.Sprintf("%v/grown=%v/preload=%d", f, src.grown, src.preload), func(t *testing.T) {
-				testCopyResumes(t, f, src.grown, src.preload, accts)
+			method  trie.CopyMethod
+		}{{false, 0, trie.CopyWalk}, {true, -1, trie.CopyWalk}, {true, 0, trie.CopyWalk}, {true, -1, trie.CopyAuto}, {false, 0, trie.CopyRebuild}} {
+			t.Run(fmt.Sprintf("%v/grown=%v/preload=%d/method=%d", f, src.grown, src.preload, src.method), func(t *testing.T) {
+				testCopyResumes(t, f, src.grown, src.preload, src.method, accts)
 			})
 		}
 	}
@@ -160,8 +161,9 @@ func TestCopyResumes(t *testing.T) {
 // testCopyResumes is TestCopyResumes into format f, from a source of the
 // other format built by the builder or grown by frames, with
 // CopyOptions.PreloadBytes preload (a grown source is preloaded unless it
-// is negative).
-func testCopyResumes(t *testing.T, f vertex.Format, grown bool, preload int, accts []trie.AccountLeaf) {
+// is negative) and method (CopyAuto rebuilds a grown source that is not
+// preloaded).
+func testCopyResumes(t *testing.T, f vertex.Format, grown bool, preload int, method trie.CopyMethod, accts []trie.AccountLeaf) {
 	var src *trie.DB
 	if grown {
 		src = newMem(t, other(f), false)
@@ -178,7 +180,7 @@ func testCopyResumes(t *testing.T, f vertex.Format, grown bool, preload int, acc
 		var state []byte
 		var atStop uint64
 		n := 0
-		_, err = dst.CopyFrom(ctx, src, trie.CopyOptions{Block: 9, CheckpointRecords: 300, PreloadBytes: preload, Method: trie.CopyWalk,
+		_, err = dst.CopyFrom(ctx, src, trie.CopyOptions{Block: 9, CheckpointRecords: 300, PreloadBytes: preload, Method: method,
 			Checkpoint: func(s []byte, p trie.CopyProgress) error {
 				if n++; n == stop {
 					state, atStop = s, p.Records
@@ -201,10 +203,16 @@ func testCopyResumes(t *testing.T, f vertex.Format, grown bool, preload int, acc
 		dst, err = trie.Open(b, &trie.Options{Format: f, Records: vertex.ChildKeyCopies})
 		trietest.Must(t, err, "reopen")
 		var final trie.CopyProgress
-		_, err = dst.CopyFrom(context.Background(), src, trie.CopyOptions{Block: 9, Resume: state, PreloadBytes: preload, Method: trie.CopyWalk,
+		_, err = dst.CopyFrom(context.Background(), src, trie.CopyOptions{Block: 9, Resume: state, PreloadBytes: preload, Method: method,
 			Committed: func(p trie.CopyProgress) { final = p }})
 		trietest.Must(t, err, "resume at %d", stop)
 		trietest.SameRecords(t, b, want)
+		if rebuilt := method == trie.CopyRebuild || (method == trie.CopyAuto && grown && preload < 0); rebuilt || final.Rebuilt {
+			if !rebuilt || !final.Rebuilt || final.ReadAhead != 0 || final.KeysComputed != final.Records-atStop {
+				t.Fatalf("resumed at %d: rebuilt %v, %d read ahead, %d keys computed for %d records", stop, final.Rebuilt, final.ReadAhead, final.KeysComputed, final.Records-atStop)
+			}
+			continue
+		}
 		if grown && preload == 0 {
 			if final.Preloaded == 0 || final.ReadAhead != 0 {
 				t.Fatalf("resumed at %d: %d records preloaded, %d read ahead", stop, final.Preloaded, final.ReadAhead)

@@ -255,7 +255,7 @@ func (c *copier) branch(d int, id vertex.ID, rec []byte, acct bool) ([]byte, has
 		if fr != nil {
 			fr.done |= 1 << n
 			fr.base, fr.kids, fr.keys = base, L.kids, L.keys
-			if err := c.safePoint(); err != nil {
+			if err := c.safePoint(c.walkState); err != nil {
 				return nil, hashkey.Key{}, err
 			}
 		}
