@@ -23,17 +23,21 @@ import (
 // before; the last run is let finish: it resumes, verifies, and the target is
 // byte for byte the builder's store of the same accounts. The source is
 // built by the builder (copied with the read-ahead) or grown by frames
-// (scattered IDs: preloaded).
+// (scattered IDs: preloaded, or rebuilt from its leaf index with -method
+// rebuild).
 func TestKills(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow")
 	}
-	for _, grown := range []bool{false, true} {
-		t.Run(fmt.Sprintf("grown=%v", grown), func(t *testing.T) { testKills(t, grown) })
+	for _, c := range []struct {
+		grown  bool
+		method string
+	}{{false, "auto"}, {true, "auto"}, {true, "rebuild"}} {
+		t.Run(fmt.Sprintf("grown=%v/method=%s", c.grown, c.method), func(t *testing.T) { testKills(t, c.grown, c.method) })
 	}
 }
 
-func testKills(t *testing.T, grown bool) {
+func testKills(t *testing.T, grown bool, method string) {
 	d := t.TempDir()
 	accts := trietest.StateAccounts(150_000, 3)
 	if grown {
@@ -41,7 +45,7 @@ func testKills(t *testing.T, grown bool) {
 	} else {
 		makeStore(t, d+"/db", vertex.FormatV1, accts)
 	}
-	args := []string{"-checkpoint", "4000", "-samples", "200", d + "/db", d + "/db.v2"}
+	args := []string{"-checkpoint", "4000", "-samples", "200", "-method", method, d + "/db", d + "/db.v2"}
 	rng := rand.New(rand.NewPCG(1, 2))
 	kills, finished, restarts := 0, false, 0
 	for kills < 10 || (kills < 40 && !finished) {

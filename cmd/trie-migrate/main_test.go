@@ -164,16 +164,20 @@ func TestRefusals(t *testing.T) {
 }
 
 // TestPreloadFlag migrates a source grown by frames (scattered IDs): by
-// default it is preloaded, with -preload 0 it is read ahead vertex by
-// vertex; both runs verify.
+// default it is preloaded; with -preload 0 it is rebuilt from its leaf
+// index, or with -method walk read ahead vertex by vertex; every run
+// verifies.
 func TestPreloadFlag(t *testing.T) {
 	d := t.TempDir()
 	growStore(t, d+"/db", trietest.StateAccounts(3000, 6), 500, 7)
-	for _, c := range []struct{ flag, want string }{{"128", "preloaded: "}, {"0", "read ahead: "}} {
-		out, err := command("-preload", c.flag, "-samples", "50", d+"/db", d+"/db.v2."+c.flag).CombinedOutput()
+	for i, c := range []struct{ preload, method, want string }{{"128", "auto", "preloaded: "}, {"0", "auto", "rebuilt: "}, {"0", "walk", "read ahead: "}} {
+		out, err := command("-preload", c.preload, "-method", c.method, "-samples", "50", d+"/db", fmt.Sprintf("%s/db.v2.%d", d, i)).CombinedOutput()
 		if err != nil || !strings.Contains(string(out), "verified") || !strings.Contains(string(out), c.want) {
-			t.Fatalf("-preload %s: %v, want a line %q:\n%s", c.flag, err, c.want, out)
+			t.Fatalf("-preload %s -method %s: %v, want a line %q:\n%s", c.preload, c.method, err, c.want, out)
 		}
+	}
+	if out, err := command("-method", "copy", d+"/db", d+"/db.v2.x").CombinedOutput(); err == nil || !strings.Contains(string(out), "unknown method") {
+		t.Fatalf("-method copy: %v\n%s", err, out)
 	}
 }
 
