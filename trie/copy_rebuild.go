@@ -90,7 +90,7 @@ func (c *copier) rebuild() (hashkey.Hash, error) {
 	}
 	if got := k.Hash(); got != c.want {
 		c.wait()
-		return hashkey.Hash{}, fmt.Errorf("%w: the source's leaf index gives root %v, not the source's root %v (trie-check the source; -method walk copies its trie)", ErrCopy, got, c.want)
+		return hashkey.Hash{}, fmt.Errorf("%w: the source's leaf index gives root %v, not the source's root %v (DB.Check finds where they differ; CopyWalk copies the trie regardless)", ErrCopy, got, c.want)
 	}
 	return c.commit()
 }
@@ -119,7 +119,7 @@ func (r *rebuilder) add(key, val []byte) error {
 	}
 	r.n++
 	if err := decodeLeafEntry(&r.s, key, val); err != nil {
-		return err
+		return fmt.Errorf("%w: the source's %w", ErrCopy, err)
 	}
 	if len(key) == 32 {
 		if err := r.endStorage(); err != nil {
@@ -134,7 +134,7 @@ func (r *rebuilder) add(key, val []byte) error {
 		return r.accts.Add(r.nib, vertex.AccountPayload, nil, &r.s.acc)
 	}
 	if r.acct == nil || !bytes.Equal(key[:32], r.acct) {
-		return fmt.Errorf("trie: copy: leaf index entry %x: %w", key, &vertex.CorruptError{Reason: "a slot without its account's entry"})
+		return fmt.Errorf("%w: the source's leaf index entry %x: %w", ErrCopy, key, &vertex.CorruptError{Reason: "a slot without its account's entry"})
 	}
 	if r.storage == vertex.NoID {
 		r.storage = r.accts.Alloc().Take(1)

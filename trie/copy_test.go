@@ -1,6 +1,7 @@
 package trie_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -293,5 +294,42 @@ func TestCopyDamagedSource(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestCopyRebuildRefuses rebuilds from sources whose leaf index does not
+// match their trie (an account's value swapped for another's, a slot whose
+// account has no entry, an entry that is not a leaf): each copy fails with
+// ErrCopy and leaves the target empty, and a walk of the same source
+// copies it.
+func TestCopyRebuildRefuses(t *testing.T) {
+	accts := trietest.StateAccounts(500, 6)
+	k0, k1 := accts[10].AddrHash, accts[11].AddrHash
+	for _, c := range []struct {
+		name, why string
+		key, val  func(b trie.Backend) []byte
+	}{
+		{"swapped account", "gives root", func(trie.Backend) []byte { return k0[:] }, func(b trie.Backend) []byte { v, _ := b.Leaf(k1[:]); return v }},
+		{"slot without account", "without its account", func(trie.Backend) []byte { return append(bytes.Repeat([]byte{0xff}, 32), k0[:]...) },
+			func(trie.Backend) []byte { return []byte{0x0d, 0x01, 0x20, 0x01, 0x07} }},
+		{"not a leaf", "corrupt", func(trie.Backend) []byte { return k0[:] }, func(trie.Backend) []byte { return []byte{0x01} }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			src, b := loaded(t, vertex.FormatV1, accts, false)
+			trietest.Must(t, b.Write(&vertex.Batch{Leaves: []vertex.LeafEntry{{Key: c.key(b), Val: c.val(b)}}}), "tampering with the index")
+			dst := newMem(t, vertex.FormatV2, false)
+			_, err := dst.CopyFrom(context.Background(), src, trie.CopyOptions{Block: src.Block(), Method: trie.CopyRebuild})
+			if !errors.Is(err, trie.ErrCopy) || !strings.Contains(err.Error(), c.why) {
+				t.Fatalf("rebuild: %v, want ErrCopy saying %q", err, c.why)
+			}
+			if r := trietest.DBRoot(t, dst); r != hashkey.EmptyRoot || dst.Block() != 0 {
+				t.Fatalf("after a failed rebuild the target is at block %d, root %v", dst.Block(), r)
+			}
+			root, err := dst.CopyFrom(context.Background(), src, trie.CopyOptions{Block: src.Block(), Method: trie.CopyWalk})
+			trietest.Must(t, err, "walk")
+			if root != trietest.DBRoot(t, src) {
+				t.Fatalf("walked root %v, want the source's", root)
+			}
+		})
 	}
 }
