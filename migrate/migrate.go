@@ -78,7 +78,7 @@ type Result struct {
 	// Rebuilt says the target was built from the source's leaf index, its
 	// keys computed, rather than copied (trie.CopyProgress.Rebuilt).
 	Rebuilt bool
-	Verify                        time.Duration // time spent verifying
+	Verify  time.Duration // time spent verifying
 	// Compact is the time from the commit until the target was compacted into
 	// its final shape: the compaction runs beside the verification and the
 	// leaf index (Run waits for it before it returns).
