@@ -71,6 +71,7 @@ type DB struct {
 	pending        *pendingWrite // the persist being written (or failed), nil when none
 	arena          *manual.Arena // the writer's: the pending batch's records and leaf entries (writer.go)
 	writerDone     chan struct{} // closed when the last writer goroutine has ended
+	hashing        atomic.Int32  // parallel hashings in progress: the writer stands aside (pacer)
 	writeErr       error         // a failed write's error, until a call returns it
 	stored         stored        // the state the backend holds
 	jnl            *dbJournal    // nil when journalling is off

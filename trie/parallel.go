@@ -60,6 +60,8 @@ func (fr *Frame) hashChildrenParallel(id vertex.ID, workers int) error {
 	if len(dirty) < 2 {
 		return nil
 	}
+	fr.db.hashing.Add(1)
+	defer fr.db.hashing.Add(-1)
 	hashers := make([]hasher, len(dirty))
 	errs := make([]error, len(dirty))
 	sem := make(chan struct{}, workers)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"sync/atomic"
+	"time"
 
 	"github.com/hexstate/hexstate/hashkey"
 	"github.com/hexstate/hexstate/internal/manual"
@@ -108,7 +110,7 @@ func (p *pendingWrite) storeOf(id vertex.ID) (int, uint32) {
 func (db *DB) encode(p *pendingWrite) (*vertex.Batch, error) {
 	a := admin{format: db.format, records: db.records, top: p.top, block: p.block, root: p.root}
 	batch := &vertex.Batch{Admin: a.encode()}
-	var pace pacer
+	pace := pacer{busy: &db.hashing}
 	changes := chainChanges(p.stores, &pace)
 	batch.Puts, batch.Deletes = encodeChanges(func(yield func(vertex.ID, *node, []byte)) {
 		for _, c := range changes {
@@ -334,7 +336,7 @@ func (db *DB) startWrite(p *pendingWrite) {
 func (db *DB) write(p *pendingWrite, done chan struct{}) {
 	defer close(done)
 	var err error
-	var pace pacer
+	pace := pacer{busy: &db.hashing}
 	if p.batch == nil {
 		db.arena.Reset() // what an encode that failed left there
 		var b *vertex.Batch
@@ -478,11 +480,29 @@ func (db *DB) closeWriter() error {
 // lets a running goroutine keep a processor for 10 ms before preempting it:
 // on a 2-core machine a block's goroutine would wait that long behind the
 // writer, again and again (docs/benchmarks.md §9).
-type pacer struct{ n uint32 }
+//
+// It also stands aside while a block hashes on every core
+// (hashChildrenParallel counts them in busy): then it sleeps, up to
+// pacerWaitMax per step, so that the hashing has the cores to itself.
+type pacer struct {
+	n    uint32
+	busy *atomic.Int32 // the database's parallel hashings in progress; nil: never waits
+}
+
+// pacerWaitMax bounds how long one step of the writer waits for a
+// parallel hashing to end: the writer must still finish.
+const pacerWaitMax = 20 * time.Millisecond
 
 // tick counts a step and yields every 512th.
 func (p *pacer) tick() {
-	if p.n++; p.n%512 == 0 {
-		runtime.Gosched()
+	if p.n++; p.n%512 != 0 {
+		return
 	}
+	if p.busy != nil && p.busy.Load() > 0 {
+		for start := time.Now(); p.busy.Load() > 0 && time.Since(start) < pacerWaitMax; {
+			time.Sleep(100 * time.Microsecond)
+		}
+		return
+	}
+	runtime.Gosched()
 }
