@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"math/rand/v2"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/hexstate/hexstate/vertex"
 	"github.com/holiman/uint256"
@@ -100,5 +102,31 @@ func TestPendingStoreOf(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestPacerStandsAside checks that the writer's pacer, at a yield point,
+// waits while a parallel hashing is counted, for pacerWaitMax at most, and
+// that a hashing that never ends does not stop the writer.
+func TestPacerStandsAside(t *testing.T) {
+	var busy atomic.Int32
+	busy.Store(1) // a hashing that never ends
+	p := pacer{busy: &busy}
+	done := make(chan time.Duration)
+	go func() {
+		for i := 0; i < 511; i++ {
+			p.tick()
+		}
+		start := time.Now()
+		p.tick() // the 512th step: a yield point
+		done <- time.Since(start)
+	}()
+	select {
+	case d := <-done:
+		if d < pacerWaitMax {
+			t.Fatalf("the pacer waited %v behind a hashing, want %v", d, pacerWaitMax)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the pacer waited for good behind a hashing that did not end")
 	}
 }
