@@ -122,6 +122,12 @@ const (
 // Where a source branch lacks its children's keys and db stores them, the
 // missing keys are computed from the children (leaves hashed); where db stores
 // none (Options.Records) they are dropped.
+//
+// A source whose IDs are scattered (grown block by block) and too large to
+// read into memory first is instead rebuilt from its leaf index by default
+// (opts.Method, copy_rebuild.go): the same records, every key computed, the
+// root compared with the source's before the commit, and the target's leaf
+// index written with them.
 func (db *DB) CopyFrom(ctx context.Context, src *DB, opts CopyOptions) (hashkey.Hash, error) {
 	c, err := db.startCopy(src, &opts)
 	if err != nil {
@@ -209,6 +215,9 @@ func (db *DB) startCopy(src *DB, opts *CopyOptions) (*copier, error) {
 	}
 	c := &copier{db: db, src: src, opts: opts, alloc: db.base.alloc, noChild: db.noChild,
 		want: want, srcTop: srcTop, start: time.Now(), path: make([]copyFrame, 0, maxCopyFrames)}
+	if opts.Method < CopyAuto || opts.Method > CopyRebuild {
+		return nil, fmt.Errorf("%w: unknown copy method %d", ErrCopy, opts.Method)
+	}
 	if opts.Resume != nil {
 		st, err := decodeCopyState(opts.Resume)
 		if err != nil {
@@ -230,10 +239,10 @@ func (c *copier) run(ctx context.Context) (hashkey.Hash, error) {
 	c.ctx = ctx
 	if c.want != hashkey.EmptyRoot {
 		rebuild, err := c.startReads()
-		if err != nil || rebuild {
-			if err != nil {
-				return hashkey.Hash{}, err
-			}
+		if err != nil {
+			return hashkey.Hash{}, err
+		}
+		if rebuild {
 			return c.rebuild()
 		}
 		defer c.stopReads()
@@ -255,7 +264,7 @@ func (c *copier) run(ctx context.Context) (hashkey.Hash, error) {
 		if err := c.emit(vertex.RootID, out); err != nil {
 			return hashkey.Hash{}, err
 		}
-	} else if c.resume != nil {
+	} else if c.resume != nil || c.resumeRebuild != nil {
 		return hashkey.Hash{}, fmt.Errorf("%w: resume state for an empty source", ErrCopy)
 	}
 	return c.commit()
@@ -270,8 +279,6 @@ func (c *copier) startReads() (rebuild bool, err error) {
 	hasIndex := c.src.HasLeafIndex()
 	canRebuild := c.opts.Resume == nil && hasIndex
 	switch {
-	case c.opts.Method < CopyAuto || c.opts.Method > CopyRebuild:
-		return false, fmt.Errorf("%w: unknown copy method %d", ErrCopy, c.opts.Method)
 	case c.resumeRebuild != nil && (c.opts.Method == CopyWalk || !hasIndex):
 		return false, fmt.Errorf("%w: the resume state is a rebuild's, which needs the source's leaf index and a method other than CopyWalk", ErrCopy)
 	case c.resumeRebuild != nil:

@@ -89,7 +89,7 @@ func decodeCopyState(b []byte) (copyState, error) {
 		if len(b) < 17+32 {
 			return bad("truncated rebuild state")
 		}
-		s.rebuild = b[17:]
+		s.rebuild = bytes.Clone(b[17:])
 		return s, nil
 	}
 	nf := int(b[17])
