@@ -41,8 +41,7 @@ type Options struct {
 	// the layout), when the source has one, else one built from the target's
 	// trie (trie.DB.BuildLeafIndex). A copy of the records alone leaves the
 	// target without one, which reads correctly but walks the trie for every
-	// cold lookup. A copy rebuilt from the source's index (Result.Rebuilt)
-	// has written the target's index with its records, whatever this says.
+	// cold lookup.
 	LeafIndex bool
 	// PreloadBytes is trie.CopyOptions.PreloadBytes: the memory within
 	// which a source not laid out by the builder is read into memory before
@@ -88,7 +87,6 @@ type Result struct {
 	LeafEntries uint64        // entries of the target's leaf index (Options.LeafIndex)
 	LeafIndex   time.Duration // time spent copying or building it
 	LeafCopied  bool          // the index was copied from the source's, not built
-	LeafRebuilt bool          // the copy, a rebuild, wrote the index with the records
 }
 
 // ErrRootMismatch is returned when the migrated state's root differs from the
@@ -229,8 +227,7 @@ func Run(ctx context.Context, src, dst *trie.DB, checkpointDir string, opts Opti
 	if err != nil {
 		return res, err
 	}
-	res.LeafRebuilt = dst.HasLeafIndex() // a rebuild wrote it with the records
-	if opts.LeafIndex && !res.LeafRebuilt {
+	if opts.LeafIndex {
 		report(Progress{Phase: "leaf index", Records: records, Bytes: res.Bytes, Fraction: 1})
 		istart := time.Now()
 		if res.LeafCopied = src.HasLeafIndex(); res.LeafCopied {

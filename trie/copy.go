@@ -82,11 +82,7 @@ type CopyProgress struct {
 	Preloaded uint64
 	// Rebuilt says the target is being built from the source's leaf
 	// index (CopyOptions.Method) rather than copied by a walk of its trie.
-	// A rebuild writes the target's leaf index with its records:
-	// LeafEntries counts the entries this run wrote (0 for a walk, which
-	// leaves the index to DB.CopyLeafIndex).
-	Rebuilt     bool
-	LeafEntries uint64
+	Rebuilt bool
 }
 
 // ErrCopy is wrapped by the errors of CopyFrom about its input: a target that
@@ -168,19 +164,18 @@ type copier struct {
 	// next account's key, the account builder's state); nil when none.
 	resumeRebuild []byte
 
-	cpPending   []byte // checkpoint of the batch in flight, called after it
-	records     uint64 // records emitted (resumed runs included)
-	computed    uint64 // node keys computed (CopyProgress.KeysComputed)
-	prefetched  uint64 // records taken from the read-ahead (CopyProgress.ReadAhead)
-	scanned     uint64 // the read-ahead's records scanned, once it has stopped (CopyProgress.Scanned)
-	preloaded   uint64 // records read by the preload (CopyProgress.Preloaded)
-	lastCP      uint64 // records at the last checkpoint
-	rebuilding  bool   // the target is rebuilt from the source's leaf index
-	leafEntries uint64 // leaf-index entries a rebuild put into its batches
-	at          uint64 // a rebuild's position: the first 8 bytes of its last account's hash
-	start       time.Time
-	ctx         context.Context
-	done        bool // committed
+	cpPending  []byte // checkpoint of the batch in flight, called after it
+	records    uint64 // records emitted (resumed runs included)
+	computed   uint64 // node keys computed (CopyProgress.KeysComputed)
+	prefetched uint64 // records taken from the read-ahead (CopyProgress.ReadAhead)
+	scanned    uint64 // the read-ahead's records scanned, once it has stopped (CopyProgress.Scanned)
+	preloaded  uint64 // records read by the preload (CopyProgress.Preloaded)
+	lastCP     uint64 // records at the last checkpoint
+	rebuilding bool   // the target is rebuilt from the source's leaf index
+	at         uint64 // a rebuild's position: the first 8 bytes of its last account's hash
+	start      time.Time
+	ctx        context.Context
+	done       bool // committed
 }
 
 func (db *DB) startCopy(src *DB, opts *CopyOptions) (*copier, error) {
@@ -449,5 +444,5 @@ func (c *copier) report() CopyProgress {
 		scanned = uint64(c.pre.scanned.Load())
 	}
 	return CopyProgress{Records: c.w.written, Bytes: c.w.bytes, Fraction: f, Elapsed: time.Since(c.start),
-		KeysComputed: c.computed, ReadAhead: c.prefetched, Scanned: scanned, Preloaded: c.preloaded, Rebuilt: c.rebuilding, LeafEntries: c.leafEntries}
+		KeysComputed: c.computed, ReadAhead: c.prefetched, Scanned: scanned, Preloaded: c.preloaded, Rebuilt: c.rebuilding}
 }

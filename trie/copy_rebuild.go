@@ -39,10 +39,7 @@ import (
 //
 // A storage trie is built as its slots stream in, so memory does not grow
 // with a contract's storage either. The source's index must be complete
-// (its marker present; DB.HasLeafIndex). Its entries, which do not depend
-// on the layout, are written to the target's index in the same batches as
-// the records: the target has its index at the commit, where a walked copy
-// gets it from DB.CopyLeafIndex, a second scan of the source's index.
+// (its marker present; DB.HasLeafIndex).
 
 // CopyMethod selects how DB.CopyFrom reads the source.
 type CopyMethod int
@@ -68,11 +65,6 @@ const rebuildCtxEvery = 4096
 // when its root is the source's.
 func (c *copier) rebuild() (hashkey.Hash, error) {
 	c.rebuilding = true
-	// The target's leaf index is the source's entries, written with the
-	// records; the commit marks it complete. A resumed rebuild's first
-	// batch must not empty what the batches before its checkpoint wrote.
-	c.w.leaves = true
-	c.w.reset = c.resumeRebuild != nil
 	r := rebuilder{c: c}
 	r.accts = build.New(c.db.format, &c.alloc, &c.enc, c.emitVertex)
 	r.slots = build.New(c.db.format, &c.alloc, &c.enc, c.emitVertex)
@@ -129,8 +121,6 @@ func (r *rebuilder) add(key, val []byte) error {
 	if err := decodeLeafEntry(&r.s, key, val); err != nil {
 		return fmt.Errorf("%w: the source's %w", ErrCopy, err)
 	}
-	r.c.w.putLeaf(key, val)
-	r.c.leafEntries++
 	if len(key) == 32 {
 		if err := r.endStorage(); err != nil {
 			return err

@@ -105,12 +105,6 @@ func TestCopyGrownStore(t *testing.T) {
 							t.Errorf("to %v, %+v: rebuilt, yet %d preloaded, %d read ahead, %d keys computed for %d records, fraction %v",
 								to, m, final.Preloaded, final.ReadAhead, final.KeysComputed, final.Records, final.Fraction)
 						case rebuilt:
-							trietest.SameLeaves(t, b, want)
-							if !dst.HasLeafIndex() || final.LeafEntries == 0 {
-								t.Errorf("to %v, %+v: rebuilt without the leaf index (%d entries)", to, m, final.LeafEntries)
-							}
-						case dst.HasLeafIndex():
-							t.Errorf("to %v, %+v: a walk gave the target a leaf index", to, m)
 						case m.preload == 0 && (final.Preloaded != records || final.ReadAhead != 0):
 							t.Errorf("to %v: %d of %d source records preloaded, %d read ahead", to, final.Preloaded, records, final.ReadAhead)
 						case m.preload != 0 && (final.Preloaded != 0 || final.ReadAhead < final.Records*9/10):
@@ -218,7 +212,6 @@ func testCopyResumes(t *testing.T, f vertex.Format, grown bool, preload int, met
 			if !rebuilt || !final.Rebuilt || final.ReadAhead != 0 || final.KeysComputed != final.Records-atStop {
 				t.Fatalf("resumed at %d: rebuilt %v, %d read ahead, %d keys computed for %d records", stop, final.Rebuilt, final.ReadAhead, final.KeysComputed, final.Records-atStop)
 			}
-			trietest.SameLeaves(t, b, want) // the resumed run kept what the first one wrote
 			continue
 		}
 		if grown && preload == 0 {

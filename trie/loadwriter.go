@@ -74,16 +74,6 @@ func (w *loadWriter) putVertex(id vertex.ID, v *vertex.Vertex) {
 	w.put(id, start)
 }
 
-// putLeaf adds the leaf-index entry key, val (copied) to the batch being
-// filled.
-func (w *loadWriter) putLeaf(key, val []byte) {
-	b := w.cur
-	start := len(b.buf)
-	b.buf = append(append(b.buf, key...), val...)
-	k, v := start+len(key), len(b.buf)
-	b.batch.Leaves = append(b.batch.Leaves, vertex.LeafEntry{Key: b.buf[start:k:k], Val: b.buf[k:v:v]})
-}
-
 // writeBehind hands the batch being filled to a goroutine that writes it
 // while the load goes on filling the other one (after the write before it is
 // done). Hashing or reading and RocksDB's inserts then run side by side, on

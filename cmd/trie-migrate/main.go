@@ -192,10 +192,7 @@ func run(ctx context.Context, cfg *config) error {
 		fmt.Printf("preloaded: the source's %d records read into memory by sequential scans before the copy's walk\n", res.Preloaded)
 	}
 	fmt.Printf("verified: target root %v equals the source's\n", res.Root)
-	switch {
-	case res.LeafRebuilt:
-		fmt.Println("leaf index: the source's entries, written by the rebuild with the records")
-	case cfg.leafIndex:
+	if cfg.leafIndex {
 		how := "built from the trie"
 		if res.LeafCopied {
 			how = "copied from the source"
