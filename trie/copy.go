@@ -121,9 +121,8 @@ const (
 //
 // A source whose IDs are scattered (grown block by block) and too large to
 // read into memory first is instead rebuilt from its leaf index by default
-// (opts.Method, copy_rebuild.go): the same records, every key computed, the
-// root compared with the source's before the commit, and the target's leaf
-// index written with them.
+// (opts.Method, copy_rebuild.go): the same records, every key computed, and
+// the root compared with the source's before the commit.
 func (db *DB) CopyFrom(ctx context.Context, src *DB, opts CopyOptions) (hashkey.Hash, error) {
 	c, err := db.startCopy(src, &opts)
 	if err != nil {

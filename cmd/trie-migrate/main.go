@@ -63,7 +63,7 @@ func main() {
 	preload := flag.Int("preload", trie.DefaultPreloadBytes>>20, "MiB within which a source not laid out by the builder (one grown block by block) is read into memory by sequential scans before the copy, instead of seek by seek (0: never)")
 	records := flag.String("records", "", "the target's record variant: keys-once or child-key-copies (default: keys-once); with the source's layout as -to, converts the variant")
 	method := flag.String("method", "auto", "how the source is read: walk (its trie, records and keys copied), rebuild (the target built from the source's leaf index, every key computed and the root checked), or auto (rebuild a scattered source larger than -preload, else walk)")
-	leafIndex := flag.Bool("leaf-index", true, "after verifying, give the target a leaf index: the source's, copied, or one built from the trie (without it cold reads walk the trie; a rebuild writes it with the records regardless)")
+	leafIndex := flag.Bool("leaf-index", true, "after verifying, give the target a leaf index: the source's, copied, or one built from the trie (without it cold reads walk the trie)")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: trie-migrate [flags] SRC [DST]\n")
 		flag.PrintDefaults()

@@ -175,6 +175,30 @@ func SameRecords(t testing.TB, a, b trie.Backend) {
 	}
 }
 
+// SameLeaves fails t unless a and b hold the same leaf-index entries (the
+// marker included).
+func SameLeaves(t testing.TB, a, b trie.Backend) {
+	t.Helper()
+	leaves := func(x trie.Backend) [][2][]byte {
+		var out [][2][]byte
+		err := x.EachLeaf(nil, func(k, v []byte) error {
+			out = append(out, [2][]byte{bytes.Clone(k), bytes.Clone(v)})
+			return nil
+		})
+		Must(t, err, "EachLeaf")
+		return out
+	}
+	la, lb := leaves(a), leaves(b)
+	if len(la) != len(lb) {
+		t.Fatalf("%d leaf-index entries, want %d", len(la), len(lb))
+	}
+	for i := range lb {
+		if !bytes.Equal(la[i][0], lb[i][0]) || !bytes.Equal(la[i][1], lb[i][1]) {
+			t.Fatalf("leaf-index entry %d: %x = %x, want %x = %x", i, la[i][0], la[i][1], lb[i][0], lb[i][1])
+		}
+	}
+}
+
 // Reachable returns the IDs reachable from the root in recs: branch children
 // and account storage tries. It fails t when a reachable ID has no record or an
 // undecodable one.
