@@ -361,3 +361,26 @@ func (db *DB) JournalReport() (rep JournalReport, ok bool) {
 	}
 	return db.jnl.report, true
 }
+
+// PendingJournal reads the frame journal in dir without changing it and
+// returns the block numbers of the frames it holds above db's persisted
+// state: those a read-write Open would recover, and a copy of the persisted
+// state (DB.CopyFrom) would leave behind. A database opened on a read-only
+// store reads no journal (rocks.Store offers no journal directory then), so
+// a tool that copies one, as trie-migrate does, asks this first. No journal
+// file means none; a file that is not a journal is an error wrapping
+// ErrCorruptJournal.
+func (db *DB) PendingJournal(dir string) ([]uint64, error) {
+	db.mu.RLock()
+	base := db.baseKey()
+	db.mu.RUnlock()
+	keys, err := journal.Pending(dir, base)
+	if err != nil {
+		return nil, fmt.Errorf("trie: reading the frame journal in %s: %w", dir, err)
+	}
+	blocks := make([]uint64, len(keys))
+	for i, k := range keys {
+		blocks[i] = k.Block
+	}
+	return blocks, nil
+}

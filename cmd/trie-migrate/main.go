@@ -25,6 +25,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"syscall"
 
 	"github.com/hexstate/hexstate/migrate"
@@ -145,6 +146,9 @@ func run(ctx context.Context, cfg *config) error {
 		return err
 	}
 	defer src.Close()
+	if err := checkJournal(src, srcDir); err != nil {
+		return err
+	}
 	if from == cfg.to && (cfg.records == 0 || cfg.records == src.Records()) {
 		return fmt.Errorf("source %s is already in format %v with %v records", srcDir, cfg.to, src.Records())
 	}
@@ -253,6 +257,26 @@ func finishReplace(srcDir string, cfg *config) (bool, error) {
 		return true, nil
 	}
 	return false, nil
+}
+
+// ErrJournalPending is returned, before anything is written, for a source
+// whose frame journal holds blocks above its persisted state: the migration
+// copies the persisted state only, and the client would reopen the target
+// without them.
+var ErrJournalPending = errors.New("the source's frame journal holds blocks not yet persisted")
+
+// checkJournal refuses a source whose journal (in its RocksDB directory,
+// where rocks.Store keeps it) holds frames above its persisted state.
+func checkJournal(src *trie.DB, dir string) error {
+	blocks, err := src.PendingJournal(dir)
+	if err != nil {
+		return fmt.Errorf("source %s: %w", dir, err)
+	}
+	if len(blocks) == 0 {
+		return nil
+	}
+	return fmt.Errorf("source %s: %w: %d journalled frames (blocks %d to %d) above the persisted block %d; open the database with your client and persist them (or remove %s to drop them), then run trie-migrate again",
+		dir, ErrJournalPending, len(blocks), slices.Min(blocks), slices.Max(blocks), src.Block(), filepath.Join(dir, "hexstate-journal"))
 }
 
 // ErrNotDatabase is returned for a source that is not a hexstate database.

@@ -254,3 +254,49 @@ func TestRecordVariants(t *testing.T) {
 	}
 	trietest.SameRecords(t, open(d+"/once"), open(d+"/db"))
 }
+
+// TestJournalPending journals two blocks above a source's persisted state
+// and finds the migration refused before anything is written (the copy
+// takes the persisted state only, so they would be lost), the directories
+// byte for byte as they were; once the client has persisted them, the same
+// command migrates.
+func TestJournalPending(t *testing.T) {
+	d := t.TempDir()
+	accts := trietest.StateAccounts(300, 2)
+	makeStore(t, d+"/db", vertex.FormatV1, accts)
+	open := func() *trie.DB {
+		store, err := rocks.Open(d+"/db", nil)
+		trietest.Must(t, err, "rocks.Open")
+		db, err := trie.Open(store, &trie.Options{Format: vertex.FormatV1})
+		trietest.Must(t, err, "trie.Open")
+		return db
+	}
+	db := open()
+	fr := db.Begin()
+	for block := db.Block() + 1; block <= db.Block()+2; block++ {
+		trietest.Must(t, fr.UpdateAccount(accts[block].AddrHash, trie.Account{Nonce: 1000 + block}), "UpdateAccount")
+		trietest.Must(t, db.Journal(fr, block), "Journal")
+		fr = fr.Begin()
+	}
+	trietest.Must(t, db.Close(), "Close")
+
+	before := treeHash(t, d)
+	cfg := config{to: vertex.FormatV2, src: d + "/db", cacheMiB: 8, samples: 20}
+	if err := run(context.Background(), &cfg); !errors.Is(err, ErrJournalPending) || !strings.Contains(err.Error(), "2 journalled frames") {
+		t.Fatalf("%v, want ErrJournalPending naming 2 frames", err)
+	}
+	if treeHash(t, d) != before {
+		t.Fatal("the refused run changed the directories")
+	}
+
+	db = open()
+	rec := db.Recovered()
+	if len(rec) != 2 {
+		t.Fatalf("%d frames recovered, want 2", len(rec))
+	}
+	last := rec[len(rec)-1]
+	trietest.Must(t, db.Persist(last.Frame, last.Block), "Persist")
+	trietest.Must(t, db.Close(), "Close")
+	cfg = config{to: vertex.FormatV2, src: d + "/db", cacheMiB: 8, samples: 20}
+	trietest.Must(t, run(context.Background(), &cfg), "migrating the persisted source")
+}

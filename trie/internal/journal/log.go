@@ -67,36 +67,11 @@ func Open(dir string, sync bool) (*Log, []Entry, Report, error) {
 	if err != nil {
 		return nil, nil, rep, fmt.Errorf("journal: %w", err)
 	}
-	if len(data) >= len(header) && [8]byte(data[:8]) != header {
-		return nil, nil, rep, fmt.Errorf("%w: %s does not start with a journal header (%q)", ErrCorrupt, l.path(), data[:8])
+	entries, index, off, err := parse(data, l.path())
+	if err != nil {
+		return nil, nil, rep, err
 	}
-	var entries []Entry
-	off := int64(len(header))
-	if len(data) < len(header) {
-		off = 0 // a creation cut short: start the file again
-	} else {
-		for {
-			rest := data[off:]
-			if len(rest) < recHeader {
-				break
-			}
-			n := int64(binary.BigEndian.Uint32(rest))
-			if n > int64(len(rest)-recHeader) || n >= maxRecBody {
-				break
-			}
-			body := rest[recHeader : recHeader+n]
-			if crc32.Checksum(body, crcTable) != binary.BigEndian.Uint32(rest[4:]) {
-				break
-			}
-			e, err := decodeBody(body)
-			if err != nil {
-				return nil, nil, rep, fmt.Errorf("journal: entry at offset %d of %s: %w", off, l.path(), err)
-			}
-			entries = append(entries, e)
-			l.index = append(l.index, span{off: off, n: recHeader + n, key: e.Key, parent: e.Parent})
-			off += recHeader + n
-		}
-	}
+	l.index = index
 	rep = Report{Entries: len(entries), Bytes: off, DroppedBytes: int64(len(data)) - off}
 	f, err := os.OpenFile(l.path(), os.O_RDWR, 0)
 	if err != nil {
@@ -115,6 +90,67 @@ func Open(dir string, sync bool) (*Log, []Entry, Report, error) {
 	}
 	l.f, l.size = f, off
 	return l, entries, rep, nil
+}
+
+// parse reads the entries of a journal file's bytes data (read from path),
+// up to its end or a torn tail, and returns them, where each lies, and the
+// offset where the intact part ends (0 for a header cut short).
+func parse(data []byte, path string) ([]Entry, []span, int64, error) {
+	var entries []Entry
+	var index []span
+	if len(data) < len(header) {
+		return nil, nil, 0, nil // a creation cut short
+	}
+	if [8]byte(data[:8]) != header {
+		return nil, nil, 0, fmt.Errorf("%w: %s does not start with a journal header (%q)", ErrCorrupt, path, data[:8])
+	}
+	off := int64(len(header))
+	for {
+		rest := data[off:]
+		if len(rest) < recHeader {
+			break
+		}
+		n := int64(binary.BigEndian.Uint32(rest))
+		if n > int64(len(rest)-recHeader) || n >= maxRecBody {
+			break
+		}
+		body := rest[recHeader : recHeader+n]
+		if crc32.Checksum(body, crcTable) != binary.BigEndian.Uint32(rest[4:]) {
+			break
+		}
+		e, err := decodeBody(body)
+		if err != nil {
+			return nil, nil, 0, fmt.Errorf("journal: entry at offset %d of %s: %w", off, path, err)
+		}
+		entries = append(entries, e)
+		index = append(index, span{off: off, n: recHeader + n, key: e.Key, parent: e.Parent})
+		off += recHeader + n
+	}
+	return entries, index, off, nil
+}
+
+// Pending reads the journal in dir without changing it (no torn tail is cut,
+// no file created) and returns the keys of the entries that descend from
+// the state base, in file order: the frames a replay onto base would
+// recover. No journal is an empty one.
+func Pending(dir string, base Key) ([]Key, error) {
+	path := filepath.Join(dir, FileName)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("journal: %w", err)
+	}
+	_, index, _, err := parse(data, path)
+	if err != nil {
+		return nil, err
+	}
+	var keys []Key
+	for _, i := range descendants(index, base) {
+		keys = append(keys, index[i].key)
+	}
+	return keys, nil
 }
 
 func (l *Log) path() string { return filepath.Join(l.dir, FileName) }
