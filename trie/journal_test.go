@@ -263,3 +263,53 @@ func TestJournalMisuse(t *testing.T) {
 	jBlock(t, c3, st, 3, 0)
 	trietest.Must(t, db.Journal(c3, 3), "Journal(3)")
 }
+
+// TestPendingJournal reads a journal without opening it: the blocks above
+// the persisted state (none without a journal, fewer once a persist trims
+// it), the file left as it was even with a torn tail, and a file that is
+// not a journal refused with ErrCorruptJournal.
+func TestPendingJournal(t *testing.T) {
+	s := newJStore(t)
+	db := s.open(t, trie.Options{})
+	if b, err := db.PendingJournal(s.dir); err != nil || len(b) != 0 {
+		t.Fatalf("no journal: %v, %v", b, err)
+	}
+	st := newBlockState()
+	fr := db.Begin()
+	jBlock(t, fr, st, 1, 0)
+	trietest.Must(t, db.Persist(fr, 1), "Persist(1)")
+	var at3 *trie.Frame
+	for b := uint64(2); b <= 4; b++ {
+		fr = fr.Begin()
+		jBlock(t, fr, st, b, 0)
+		trietest.Must(t, db.Journal(fr, b), "Journal(%d)", b)
+		if b == 3 {
+			at3 = fr
+		}
+	}
+	if b, err := db.PendingJournal(s.dir); err != nil || len(b) != 3 || b[0] != 2 || b[2] != 4 {
+		t.Fatalf("three journalled blocks: %v, %v", b, err)
+	}
+	trietest.Must(t, db.Persist(at3, 3), "Persist(3)")
+	trietest.Must(t, db.Flush(), "Flush")
+	if b, err := db.PendingJournal(s.dir); err != nil || len(b) != 1 || b[0] != 4 {
+		t.Fatalf("after persisting block 3: %v, %v", b, err)
+	}
+	path := filepath.Join(s.dir, "hexstate-journal")
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	trietest.Must(t, err, "open")
+	_, err = f.Write([]byte{0, 0, 1, 0, 9}) // a torn record
+	trietest.Must(t, err, "write")
+	trietest.Must(t, f.Close(), "close")
+	before, _ := os.ReadFile(path)
+	if b, err := db.PendingJournal(s.dir); err != nil || len(b) != 1 {
+		t.Fatalf("with a torn tail: %v, %v", b, err)
+	}
+	if after, _ := os.ReadFile(path); string(after) != string(before) {
+		t.Fatal("PendingJournal changed the journal file")
+	}
+	trietest.Must(t, os.WriteFile(path, []byte("not a journal at all"), 0o644), "write")
+	if _, err := db.PendingJournal(s.dir); !errors.Is(err, trie.ErrCorruptJournal) {
+		t.Fatalf("a file that is not a journal: %v", err)
+	}
+}
