@@ -20,18 +20,17 @@ import (
 // handed out as its vertices appeared (a store grown block by block) that
 // order is random in ID: every vertex costs a seek and, once the source no
 // longer fits its block cache, a data block read and decompressed for one
-// record of ~50 bytes (benchmarks.md §7: 97k vertices/s for a grown
-// 10M-account store, 4.7× the time of reading it in ID order and writing
-// the records). The preload (copy_preload.go) avoids that only for a source
-// that fits in memory.
+// record of ~50 bytes: several times the time of reading the source in ID
+// order and writing the records (docs/benchmarks.md §7). The preload
+// (copy_preload.go) avoids that only for a source that fits in memory.
 //
 // The leaf index (docs/format.md §10) holds every account and slot of the
 // persisted state keyed by its hash: it is the state's leaves already in
 // trie order, read by one sequential scan. The trie is a function of its
 // leaves, so the builder every load uses (build.Builder) makes from them
 // the very records the walk would have copied, IDs included, and computes
-// every key on the way: one Keccak-256 per vertex (about 1-2 µs), instead
-// of a random read (about 10 µs and more on disk). The rebuilt root is
+// every key on the way: one Keccak-256 per vertex instead of a random read,
+// several times cheaper. The rebuilt root is
 // compared with the source's before anything is committed: equal roots
 // mean every leaf and every key is the source's, which checks more than
 // the walk's copy of stored keys does; a leaf index that does not match its
