@@ -56,8 +56,8 @@ const (
 	CopyRebuild
 )
 
-// rebuildCtxEvery is how many leaf-index entries a rebuild reads between two
-// checks of its context.
+// rebuildCtxEvery is how many slots of one account a rebuild reads between
+// two checks of its context (each account checks it at its safe point).
 const rebuildCtxEvery = 4096
 
 // rebuild builds the target from the source's leaf index and commits it
@@ -103,7 +103,7 @@ type rebuilder struct {
 	storage      vertex.ID   // its storage trie's ID, while that trie is open
 	nib          []byte      // scratch: a key's nibbles
 	s            leafScratch // the entry being read, decoded
-	n            int         // entries read
+	slotsRead    int         // slots of the open storage trie read
 }
 
 // add adds one leaf-index entry (EachLeaf's callback).
@@ -111,12 +111,6 @@ func (r *rebuilder) add(key, val []byte) error {
 	if bytes.Equal(key, leafMarkerKey) {
 		return nil
 	}
-	if r.n%rebuildCtxEvery == 0 {
-		if err := r.c.ctx.Err(); err != nil {
-			return fmt.Errorf("trie: copy stopped after %d records: %w", r.c.records, err)
-		}
-	}
-	r.n++
 	if err := decodeLeafEntry(&r.s, key, val); err != nil {
 		return fmt.Errorf("%w: the source's %w", ErrCopy, err)
 	}
@@ -138,6 +132,12 @@ func (r *rebuilder) add(key, val []byte) error {
 	if r.storage == vertex.NoID {
 		r.storage = r.accts.Alloc().Take(1)
 		r.slots.Reset(r.storage, 0)
+		r.slotsRead = 0
+	}
+	if r.slotsRead++; r.slotsRead%rebuildCtxEvery == 0 {
+		if err := r.c.ctx.Err(); err != nil {
+			return fmt.Errorf("trie: copy stopped after %d records: %w", r.c.records, err)
+		}
 	}
 	r.nib = hashkey.AppendNibbles(r.nib[:0], key[32:])
 	return r.slots.Add(r.nib, vertex.SlotPayload, r.s.v.Value, nil)

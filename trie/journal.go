@@ -362,6 +362,9 @@ func (db *DB) JournalReport() (rep JournalReport, ok bool) {
 	return db.jnl.report, true
 }
 
+// JournalFile is the frame journal's file name in its directory.
+const JournalFile = journal.FileName
+
 // PendingJournal reads the frame journal in dir without changing it and
 // returns the block numbers of the frames it holds above db's persisted
 // state: those a read-write Open would recover, and a copy of the persisted

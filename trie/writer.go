@@ -360,7 +360,7 @@ func (db *DB) write(p *pendingWrite, done chan struct{}) {
 	}
 	// p still shadows the cache for its IDs, so the cache can be brought up to
 	// date before p is dropped, without holding db.mu.
-	db.updateCache(p)
+	db.updateCache(p, &pace)
 	db.leaves.landed(p.batch)
 	db.mu.Lock()
 	db.pending = nil
@@ -382,8 +382,8 @@ const cacheRun = 4096
 
 // updateCache puts the records p wrote into the cache (those of p.cached
 // instead where it has them) and drops the IDs it deleted, cacheRun at a
-// time, yielding between runs.
-func (db *DB) updateCache(p *pendingWrite) {
+// time, yielding (pace) between runs.
+func (db *DB) updateCache(p *pendingWrite, pace *pacer) {
 	hot, puts, dels := p.cached, p.batch.Puts, p.batch.Deletes
 	run := make([]vertex.Record, 0, min(cacheRun, len(puts)))
 	for len(puts) > 0 || len(dels) > 0 {
@@ -398,7 +398,7 @@ func (db *DB) updateCache(p *pendingWrite) {
 		d := dels[:min(cacheRun-len(run), len(dels))]
 		dels = dels[len(d):]
 		db.cache.PutAll(run, d)
-		runtime.Gosched()
+		pace.yield()
 	}
 }
 
@@ -495,9 +495,14 @@ const pacerWaitMax = 20 * time.Millisecond
 
 // tick counts a step and yields every 512th.
 func (p *pacer) tick() {
-	if p.n++; p.n%512 != 0 {
-		return
+	if p.n++; p.n%512 == 0 {
+		p.yield()
 	}
+}
+
+// yield gives the processor to waiting goroutines, and waits while a
+// parallel hashing runs (up to pacerWaitMax).
+func (p *pacer) yield() {
 	if p.busy != nil && p.busy.Load() > 0 {
 		for start := time.Now(); p.busy.Load() > 0 && time.Since(start) < pacerWaitMax; {
 			time.Sleep(100 * time.Microsecond)

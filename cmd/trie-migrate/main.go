@@ -276,7 +276,7 @@ func checkJournal(src *trie.DB, dir string) error {
 		return nil
 	}
 	return fmt.Errorf("source %s: %w: %d journalled frames (blocks %d to %d) above the persisted block %d; open the database with your client and persist them (or remove %s to drop them), then run trie-migrate again",
-		dir, ErrJournalPending, len(blocks), slices.Min(blocks), slices.Max(blocks), src.Block(), filepath.Join(dir, "hexstate-journal"))
+		dir, ErrJournalPending, len(blocks), slices.Min(blocks), slices.Max(blocks), src.Block(), filepath.Join(dir, trie.JournalFile))
 }
 
 // ErrNotDatabase is returned for a source that is not a hexstate database.
