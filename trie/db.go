@@ -20,9 +20,8 @@ type Options struct {
 	// must have (0 means vertex.Latest). Opening a database of another format
 	// fails with a *FormatError; trie-migrate converts it.
 	Format vertex.Format
-	// CacheBytes bounds the bytes of vertex records cached above the backend
-	// (default 256 MiB; the cache's index, a map from ID to ring offset, is
-	// outside this bound).
+	// CacheBytes bounds the memory of the vertex record cache above the
+	// backend, its index included (default 256 MiB).
 	CacheBytes int
 	// Workers is how many goroutines hash sub-tries, and build them in a bulk
 	// load, in parallel (default GOMAXPROCS; 1 works serially). Results are
@@ -241,10 +240,13 @@ type CacheStats struct {
 	Hits, Misses uint64
 	Entries      int
 	// Bytes is the record bytes the cache holds (including records that a
-	// newer version replaced, until the ring overwrites them). The index, a
-	// map from ID to ring offset, comes on top.
-	Bytes  int
-	Budget int // the configured bound on Bytes
+	// newer version replaced, until the ring overwrites them).
+	Bytes int
+	// Index is the bytes of the cache's index from ID to record, a fixed
+	// part of the budget.
+	Index int
+	// Budget is the configured bound on Bytes + Index (Options.CacheBytes).
+	Budget int
 }
 
 // CacheStats reports hits, misses and size of the vertex cache.

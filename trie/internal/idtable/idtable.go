@@ -3,6 +3,7 @@ package idtable
 import (
 	"unsafe"
 
+	"github.com/hexstate/hexstate/internal/manual"
 	"github.com/hexstate/hexstate/vertex"
 )
 
@@ -170,3 +171,29 @@ func (t *Table[V]) Reserve(n int) {
 		}
 	}
 }
+
+// NewFixed returns an empty table over slots entries' worth of memory from
+// manual (outside the Go heap; slots is rounded down to a power of two, 64 at
+// least), never more than quarters/4 full, and that memory: the caller frees
+// it once the table is no longer used. V must hold no Go pointers: the
+// collector does not scan that memory. The table is meant not to grow — its
+// user checks Fits before each Set of a new ID and makes room itself; a Set
+// beyond the bound still works, but moves the table to the Go heap.
+func NewFixed[V any](slots, quarters int) (Table[V], manual.Region) {
+	n := 64
+	for 2*n <= slots {
+		n *= 2
+	}
+	size := int(unsafe.Sizeof(entry[V]{}))
+	mem := manual.New(n * size)
+	b := mem.Bytes()
+	t := Table[V]{load: min(max(quarters, 1), 3)}
+	t.slots = unsafe.Slice((*entry[V])(unsafe.Pointer(&b[0])), n)
+	return t, mem
+}
+
+// Bytes is the memory the table's slots take.
+func (t *Table[V]) Bytes() int { return len(t.slots) * int(unsafe.Sizeof(entry[V]{})) }
+
+// Capacity is how many IDs fit the table within its load bound.
+func (t *Table[V]) Capacity() int { return t.load * len(t.slots) / 4 }

@@ -42,6 +42,13 @@ type Cache struct {
 	misses atomic.Uint64
 }
 
+// indexShare is the part of a cache's budget its index takes (rounded down
+// to a power of two of slots per shard): an entry costs its record plus a
+// 12-byte header in the ring and 16 bytes in a table at most three quarters
+// full, i.e. ~21 bytes of index per entry, about a quarter of an entry of the
+// 40–60-byte records of a state.
+const indexShare = 4
+
 const (
 	cacheShards = 16
 	cacheChunk  = 64 << 10 // bytes per ring chunk; an entry never straddles two
@@ -51,7 +58,7 @@ const (
 
 type cacheShard struct {
 	mu     sync.RWMutex          // Get shares it; Put, PutAll and eviction take it alone
-	idx    idtable.Table[uint64] // ring offset of the entry holding id's record
+	idx    idtable.Table[uint64] // ring offset of the entry holding id's record; fixed size
 	chunks [][]byte              // the ring; each chunk's length is its fill
 	chunk  int                   // bytes per chunk
 	head   uint64                // ring offset of the next entry
@@ -63,24 +70,44 @@ type Stats struct {
 	Hits, Misses uint64
 	Entries      int
 	// Bytes is the record bytes the cache holds (including records that a
-	// newer version replaced, until the ring overwrites them). The index, a Go
-	// map from ID to ring offset (16 bytes of key and value per entry plus the
-	// map's overhead), comes on top.
-	Bytes  int
-	Budget int // the configured bound on Bytes
+	// newer version replaced, until the ring overwrites them).
+	Bytes int
+	// Index is the bytes of the index from ID to ring offset: fixed when
+	// the cache is made.
+	Index int
+	// Budget is the configured bound on Bytes + Index.
+	Budget int
 }
 
-// New returns a cache of at most budget record bytes (its index is extra).
-// A budget too small for one chunk per shard caches nothing.
+// New returns a cache of at most budget bytes, its index included: the
+// index takes a fixed part of it (about a quarter), the ring of records the
+// rest. When the index is full before the ring, the ring's oldest chunk is
+// dropped to make room, as when the ring comes round. A budget too small for
+// one chunk per shard caches nothing.
 func New(budget int) *Cache {
 	c := &Cache{}
 	per := budget / cacheShards
-	chunk := min(cacheChunk, per)
+	var regions []manual.Region
+	for i := range c.shards {
+		idx, mem := idtable.NewFixed[uint64](per/indexShare/16, 3)
+		regions = append(regions, mem)
+		c.shards[i].idx = idx
+	}
+	ringPer := max(0, per-c.shards[0].idx.Bytes())
+	chunk := min(cacheChunk, ringPer)
 	n := 0
 	if chunk >= minChunk {
-		n = per / chunk
+		n = ringPer / chunk
+	}
+	if n == 0 { // a cache that holds nothing needs no index
+		for i := range c.shards {
+			regions[i].Free()
+			c.shards[i].idx = idtable.New[uint64](0, 3)
+		}
+		return c
 	}
 	ring := manual.New(cacheShards * n * chunk)
+	regions = append(regions, ring)
 	mem := ring.Bytes()
 	for i := range c.shards {
 		chunks := make([][]byte, n)
@@ -88,11 +115,15 @@ func New(budget int) *Cache {
 			at := (i*n + j) * chunk
 			chunks[j] = mem[at : at : at+chunk] // an entry never crosses a chunk: appends stay in it
 		}
-		c.shards[i] = cacheShard{idx: idtable.New[uint64](0, 3), chunks: chunks, chunk: chunk}
+		c.shards[i].chunks, c.shards[i].chunk = chunks, chunk
 	}
-	// Nothing reads the ring once the Cache is unreachable: Get hands a
-	// record to its callback only for the call.
-	runtime.AddCleanup(c, func(r manual.Region) { r.Free() }, ring)
+	// Nothing reads the ring or the index once the Cache is unreachable: Get
+	// hands a record to its callback only for the call.
+	runtime.AddCleanup(c, func(rs []manual.Region) {
+		for i := range rs {
+			rs[i].Free()
+		}
+	}, regions)
 	return c
 }
 
@@ -215,7 +246,8 @@ func (s *cacheShard) put(id vertex.ID, rec []byte) {
 		s.idx.Remove(id)
 		return
 	}
-	if off, ok := s.idx.Get(id); ok {
+	off, had := s.idx.Get(id)
+	if had {
 		// A new version of a cached vertex (a persist rewriting it, or its
 		// keys found by hashing) usually has the same size: overwrite it in
 		// its slot rather than leave the old one as garbage in the ring.
@@ -224,6 +256,8 @@ func (s *cacheShard) put(id vertex.ID, rec []byte) {
 			copy(e[entryHeader:], rec)
 			return
 		}
+	} else if !s.idx.Fits(s.idx.Len() + 1) {
+		s.dropOldest()
 	}
 	size := uint64(s.chunk)
 	if s.head%size+uint64(n) > size { // does not fit: start the next chunk
@@ -244,6 +278,27 @@ func (s *cacheShard) put(id vertex.ID, rec []byte) {
 	s.idx.Set(id, s.head)
 	s.head += uint64(n)
 	s.bytes += n
+}
+
+// dropOldest empties the ring's oldest chunk holding entries, to make room
+// in the index: one other than the chunk the head is filling, or else that
+// one, the head going back to its start.
+func (s *cacheShard) dropOldest() {
+	size := uint64(s.chunk)
+	n := len(s.chunks)
+	ci := int(s.head/size) % n
+	first := 1
+	if s.head%size == 0 {
+		first = 0 // the head's chunk is not started yet: it is the oldest
+	}
+	for j := first; j < n; j++ {
+		if k := (ci + j) % n; len(s.chunks[k]) > 0 {
+			s.recycle(k)
+			return
+		}
+	}
+	s.recycle(ci)
+	s.head = uint64(ci) * size
 }
 
 // recycle empties chunk ci before the ring's head writes into it again,
@@ -268,7 +323,10 @@ func (c *Cache) Stats() Stats {
 		s.mu.Lock()
 		st.Entries += s.idx.Len()
 		st.Bytes += s.bytes
-		st.Budget += len(s.chunks) * s.chunk
+		if len(s.chunks) > 0 {
+			st.Index += s.idx.Bytes()
+			st.Budget += len(s.chunks)*s.chunk + s.idx.Bytes()
+		}
 		s.mu.Unlock()
 	}
 	return st

@@ -204,3 +204,37 @@ func BenchmarkPutAll(b *testing.B) {
 		c.PutAll(recs, nil)
 	}
 }
+
+// TestCacheIndexBounded fills a cache with records small enough that its
+// index fills before its ring: the index never grows, the ring drops its
+// oldest chunks to make room, and every entry left reads back right.
+func TestCacheIndexBounded(t *testing.T) {
+	// Per shard: a 256 KiB index (12,288 entries) and 12 chunks of 64 KiB,
+	// ~3,600 of these entries each.
+	c := New(16 << 20)
+	st0 := c.Stats()
+	if st0.Index != 16*256<<10 || st0.Budget != 16<<20 {
+		t.Fatalf("stats of a new cache: %+v", st0)
+	}
+	const n = 400000
+	for i := 1; i <= n; i++ {
+		c.Put(vertex.ID(i), ciRecord(fmt.Sprint(i%10)))
+		if i%1000 == 0 {
+			if st := c.Stats(); st.Index != st0.Index || st.Bytes+st.Index > st.Budget || st.Entries > 16*12288 {
+				t.Fatalf("after %d puts: %+v (index at first %d bytes)", i, st, st0.Index)
+			}
+		}
+	}
+	cached := 0
+	for i := 1; i <= n; i++ {
+		if c.Contains(vertex.ID(i)) {
+			cached++
+			if got := ciGet(t, c, vertex.ID(i)); got != fmt.Sprint(i%10) {
+				t.Fatalf("id %d reads back %q", i, got)
+			}
+		}
+	}
+	if !c.Contains(n) || cached < 16*8000 {
+		t.Fatalf("%d entries cached (the last one: %v), want most of the index's 196,608", cached, c.Contains(n))
+	}
+}
