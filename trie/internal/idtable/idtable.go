@@ -1,6 +1,7 @@
 package idtable
 
 import (
+	"fmt"
 	"unsafe"
 
 	"github.com/hexstate/hexstate/internal/manual"
@@ -14,6 +15,10 @@ type Table[V any] struct {
 	slots []entry[V]
 	n     int
 	load  int // quarters of the slots that may hold IDs
+	// bound is the most slots a table from NewBounded may have (0: no
+	// bound), and mem the manual memory of its slots.
+	bound int
+	mem   manual.Region
 }
 
 type entry[V any] struct {
@@ -91,9 +96,6 @@ func (t *Table[V]) Swap(id vertex.ID, v V) (was V, had bool) {
 	if id == vertex.NoID {
 		return was, false
 	}
-	if !t.Fits(t.n + 1) {
-		t.Reserve(1)
-	}
 	mask := len(t.slots) - 1
 	for i := t.home(id); ; i = (i + 1) & mask {
 		switch e := &t.slots[i]; e.id {
@@ -101,6 +103,10 @@ func (t *Table[V]) Swap(id vertex.ID, v V) (was V, had bool) {
 			was, e.v = e.v, v
 			return was, true
 		case vertex.NoID:
+			if !t.Fits(t.n + 1) { // a new ID: grow first (a replacement never does)
+				t.Reserve(1)
+				return t.Swap(id, v)
+			}
 			*e = entry[V]{id: id, v: v}
 			t.n++
 			return was, false
@@ -163,37 +169,61 @@ func (t *Table[V]) Reserve(n int) {
 	if t.Fits(t.n + n) {
 		return
 	}
-	old := t.slots
-	t.slots, t.n = make([]entry[V], max(2*len(old), t.slotsFor(t.n+n))), 0
+	old, oldMem := t.slots, t.mem
+	size := max(2*len(old), t.slotsFor(t.n+n))
+	switch {
+	case t.bound == 0:
+		t.slots = make([]entry[V], size)
+	case size > t.bound:
+		panic(fmt.Sprintf("idtable: %d IDs exceed the bound of %d", t.n+n, t.Max()))
+	default:
+		t.slots, t.mem = manualSlots[V](size)
+	}
+	t.n = 0
 	for _, e := range old {
 		if e.id != vertex.NoID {
 			t.Set(e.id, e.v)
 		}
 	}
+	oldMem.Free()
 }
 
-// NewFixed returns an empty table over slots entries' worth of memory from
-// manual (outside the Go heap; slots is rounded down to a power of two, 64 at
-// least), never more than quarters/4 full, and that memory: the caller frees
-// it once the table is no longer used. V must hold no Go pointers: the
-// collector does not scan that memory. The table is meant not to grow — its
-// user checks Fits before each Set of a new ID and makes room itself; a Set
-// beyond the bound still works, but moves the table to the Go heap.
-func NewFixed[V any](slots, quarters int) (Table[V], manual.Region) {
-	n := 64
-	for 2*n <= slots {
-		n *= 2
+// NewBounded returns an empty table of at most maxSlots slots (rounded down
+// to a power of two, 64 at least), never more than quarters/4 full, whose
+// slots live in memory from manual, outside the Go heap: it starts small and
+// doubles there as IDs arrive, so that its memory follows its use up to the
+// bound. V must hold no Go pointers: the collector does not scan that
+// memory. Its user keeps within the bound (Len < Max before each Set of a
+// new ID); a Set beyond it panics. Free releases the memory.
+func NewBounded[V any](maxSlots, quarters int) Table[V] {
+	t := Table[V]{load: min(max(quarters, 1), 3), bound: 64}
+	for 2*t.bound <= maxSlots {
+		t.bound *= 2
 	}
-	size := int(unsafe.Sizeof(entry[V]{}))
-	mem := manual.New(n * size)
-	b := mem.Bytes()
-	t := Table[V]{load: min(max(quarters, 1), 3)}
-	t.slots = unsafe.Slice((*entry[V])(unsafe.Pointer(&b[0])), n)
-	return t, mem
+	t.slots, t.mem = manualSlots[V](64)
+	return t
 }
 
-// Bytes is the memory the table's slots take.
+// manualSlots returns n zeroed slots in memory from manual, and that memory.
+func manualSlots[V any](n int) ([]entry[V], manual.Region) {
+	mem := manual.New(n * int(unsafe.Sizeof(entry[V]{})))
+	b := mem.Bytes()
+	return unsafe.Slice((*entry[V])(unsafe.Pointer(&b[0])), n), mem
+}
+
+// Max is how many IDs a table from NewBounded may hold (its load bound at
+// its largest); 0 for a table from New, which grows without one.
+func (t *Table[V]) Max() int { return t.load * t.bound / 4 }
+
+// MaxBytes is the memory a table from NewBounded takes at its largest.
+func (t *Table[V]) MaxBytes() int { return t.bound * int(unsafe.Sizeof(entry[V]{})) }
+
+// Bytes is the memory the table's slots take now.
 func (t *Table[V]) Bytes() int { return len(t.slots) * int(unsafe.Sizeof(entry[V]{})) }
 
-// Capacity is how many IDs fit the table within its load bound.
-func (t *Table[V]) Capacity() int { return t.load * len(t.slots) / 4 }
+// Free releases the memory of a table from NewBounded; the table is empty
+// and must not be used afterwards.
+func (t *Table[V]) Free() {
+	t.mem.Free()
+	t.slots, t.n = nil, 0
+}

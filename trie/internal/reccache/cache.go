@@ -37,7 +37,7 @@ import (
 // never frees or re-grows the cache, and every entry it did not touch stays
 // valid.
 type Cache struct {
-	shards [cacheShards]cacheShard
+	shards *[cacheShards]cacheShard // apart from the Cache: its memory's cleanup holds it
 	hits   atomic.Uint64
 	misses atomic.Uint64
 }
@@ -85,29 +85,18 @@ type Stats struct {
 // dropped to make room, as when the ring comes round. A budget too small for
 // one chunk per shard caches nothing.
 func New(budget int) *Cache {
-	c := &Cache{}
+	c := &Cache{shards: new([cacheShards]cacheShard)}
 	per := budget / cacheShards
-	var regions []manual.Region
 	for i := range c.shards {
-		idx, mem := idtable.NewFixed[uint64](per/indexShare/16, 3)
-		regions = append(regions, mem)
-		c.shards[i].idx = idx
+		c.shards[i].idx = idtable.NewBounded[uint64](per/indexShare/16, 3)
 	}
-	ringPer := max(0, per-c.shards[0].idx.Bytes())
+	ringPer := max(0, per-c.shards[0].idx.MaxBytes())
 	chunk := min(cacheChunk, ringPer)
 	n := 0
 	if chunk >= minChunk {
 		n = ringPer / chunk
 	}
-	if n == 0 { // a cache that holds nothing needs no index
-		for i := range c.shards {
-			regions[i].Free()
-			c.shards[i].idx = idtable.New[uint64](0, 3)
-		}
-		return c
-	}
 	ring := manual.New(cacheShards * n * chunk)
-	regions = append(regions, ring)
 	mem := ring.Bytes()
 	for i := range c.shards {
 		chunks := make([][]byte, n)
@@ -117,13 +106,14 @@ func New(budget int) *Cache {
 		}
 		c.shards[i].chunks, c.shards[i].chunk = chunks, chunk
 	}
-	// Nothing reads the ring or the index once the Cache is unreachable: Get
-	// hands a record to its callback only for the call.
-	runtime.AddCleanup(c, func(rs []manual.Region) {
-		for i := range rs {
-			rs[i].Free()
+	// Nothing reads the ring or the indexes once the Cache is unreachable:
+	// Get hands a record to its callback only for the call.
+	runtime.AddCleanup(c, func(sh *[cacheShards]cacheShard) {
+		ring.Free()
+		for i := range sh {
+			sh[i].idx.Free()
 		}
-	}, regions)
+	}, c.shards)
 	return c
 }
 
@@ -256,7 +246,7 @@ func (s *cacheShard) put(id vertex.ID, rec []byte) {
 			copy(e[entryHeader:], rec)
 			return
 		}
-	} else if !s.idx.Fits(s.idx.Len() + 1) {
+	} else if s.idx.Len() >= s.idx.Max() {
 		s.dropOldest()
 	}
 	size := uint64(s.chunk)
@@ -325,7 +315,7 @@ func (c *Cache) Stats() Stats {
 		st.Bytes += s.bytes
 		if len(s.chunks) > 0 {
 			st.Index += s.idx.Bytes()
-			st.Budget += len(s.chunks)*s.chunk + s.idx.Bytes()
+			st.Budget += len(s.chunks)*s.chunk + s.idx.MaxBytes()
 		}
 		s.mu.Unlock()
 	}
