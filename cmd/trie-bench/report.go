@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/hexstate/hexstate/trie"
 	"io"
 	"os"
 	"path/filepath"
@@ -168,9 +169,10 @@ func runSide(s side, f *benchFlags, w *workload, roots []hashkey.Hash, ref strin
 	fmt.Fprintf(out, " %v (load %v, root %v, persist %v); root %v\n", res.build().Round(time.Millisecond),
 		res.buildLoad.Round(time.Millisecond), res.buildRoot.Round(time.Millisecond), res.buildPers.Round(time.Millisecond), root)
 
-	runtime.GC()
+	settleGC()
 	s.StatsStart()
 	runtime.ReadMemStats(&m0)
+	offHeap0 := trie.OffHeapBytes()
 	resetPeakRSS()
 	start := time.Now()
 	tr, err := newBlockTrace(f.trace)
@@ -218,7 +220,7 @@ func runSide(s side, f *benchFlags, w *workload, roots []hashkey.Hash, ref strin
 	res.blockAlloc = memDelta(&m0, &m1)
 	res.stats = s.StatsLine()
 	fmt.Fprintf(out, "[%s] %d blocks in %v (mean %v/block, peak RSS %s); %s\n", name, len(w.blocks), wall.Round(time.Millisecond), res.total.mean().Round(time.Microsecond), fmtBytes(res.blockPeakRSS), res.stats)
-	fmt.Fprintf(out, "[%s] %s\n", name, heapAfterBlocks(&m0, len(w.blocks)%f.persistEvery*(f.cfg.blockAccounts+f.cfg.blockSlots)))
+	fmt.Fprintf(out, "[%s] %s\n", name, heapAfterBlocks(&m0, offHeap0, len(w.blocks)%f.persistEvery*(f.cfg.blockAccounts+f.cfg.blockSlots)))
 	if f.heapprofile != "" {
 		if err := writeHeapProfile(f.heapprofile + "." + name); err != nil {
 			return nil, err
@@ -231,16 +233,26 @@ func runSide(s side, f *benchFlags, w *workload, roots []hashkey.Hash, ref strin
 // a GC, against before's HeapAlloc, read after a GC too) and that growth per
 // write of the blocks not yet persisted: the unpersisted frames' memory, plus
 // whatever the caches grew by (a small -cache-mb isolates the frames).
-func heapAfterBlocks(before *runtime.MemStats, unpersistedWrites int) string {
-	runtime.GC()
+func heapAfterBlocks(before *runtime.MemStats, offHeapBefore int64, unpersistedWrites int) string {
+	settleGC()
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
-	grown := int64(m.HeapAlloc) - int64(before.HeapAlloc)
-	s := fmt.Sprintf("live heap after the blocks: %s, %+.1f MiB since the build", fmtBytes(m.HeapAlloc), float64(grown)/(1<<20))
+	off := trie.OffHeapBytes()
+	grown := int64(m.HeapAlloc) - int64(before.HeapAlloc) + off - offHeapBefore
+	s := fmt.Sprintf("live heap after the blocks: %s, off the heap %s; %+.1f MiB since the build, both counted", fmtBytes(m.HeapAlloc), fmtBytes(uint64(off)), float64(grown)/(1<<20))
 	if unpersistedWrites > 0 {
 		s += fmt.Sprintf(" (%.0f B per write of the %d unpersisted writes)", float64(grown)/float64(unpersistedWrites), unpersistedWrites)
 	}
 	return s
+}
+
+// settleGC collects twice with a pause between, so that the memory outside
+// the heap that belonged to unreachable objects (freed by their cleanups,
+// which run after a collection) is freed before it is counted.
+func settleGC() {
+	runtime.GC()
+	time.Sleep(50 * time.Millisecond)
+	runtime.GC()
 }
 
 // writeHeapProfile writes the live heap (as of the last GC) to path.

@@ -1,5 +1,7 @@
 package manual
 
+import "sync/atomic"
+
 // Region is a buffer from New: outside the Go heap where the operating system
 // allows it, else an ordinary heap slice (the same semantics, minus the
 // benefits above).
@@ -7,6 +9,15 @@ type Region struct {
 	b      []byte
 	mapped bool // b is a mapping of its own, unmapped by Free
 }
+
+// mapped is the bytes of the regions mapped and not yet freed, in the whole
+// process (Mapped).
+var mapped atomic.Int64
+
+// Mapped reports the bytes of memory the process holds in regions from New
+// outside the Go heap (mapped, not yet freed; whether touched or not). The
+// collector neither sees nor limits it (GOMEMLIMIT does not count it).
+func Mapped() int64 { return mapped.Load() }
 
 // New returns a region of n zeroed bytes (an empty one for n <= 0). Pages
 // are faulted in on first touch, so reserving a large region costs nothing
@@ -16,6 +27,7 @@ func New(n int) Region {
 		return Region{}
 	}
 	if b, ok := mapAnon(n); ok {
+		mapped.Add(int64(n))
 		return Region{b: b, mapped: true}
 	}
 	return Region{b: make([]byte, n)}
@@ -28,6 +40,7 @@ func (r *Region) Bytes() []byte { return r.b }
 // second Free does nothing.
 func (r *Region) Free() {
 	if r.mapped {
+		mapped.Add(-int64(len(r.b)))
 		unmap(r.b)
 	}
 	*r = Region{}

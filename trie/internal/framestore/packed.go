@@ -3,8 +3,11 @@ package framestore
 import (
 	"encoding/binary"
 	"math"
+	"runtime"
 	"slices"
+	"sync"
 
+	"github.com/hexstate/hexstate/internal/manual"
 	"github.com/hexstate/hexstate/vertex"
 )
 
@@ -31,7 +34,7 @@ type Codec[V any] struct {
 // repack (Store.StartRepack) moves records into a new buffer, and the chain
 // indexes of every line that holds the store keep naming the same ordinals.
 type packed[V any] struct {
-	recs  []byte               // each record preceded by its length, a uvarint
+	buf   *recBuf              // the records, each preceded by its length, a uvarint
 	offs  []uint32             // by ordinal: where the record starts in recs
 	fresh []uint32             // by ID-first: 1 + the ID's ordinal; 0: no vertex
 	old   map[vertex.ID]uint32 // older IDs: 1 + ordinal; 0: deleted
@@ -54,11 +57,46 @@ type packed[V any] struct {
 // record superseded.
 const superseded = 1 << 15
 
+// recBuf is a packed store's records, in memory from manual, outside the Go
+// heap: it holds no pointers, and on the heap its bytes — most of what the
+// sealed frames hold — would count towards the heap the collector lets grow
+// to twice what is live, and each repack's copy would bring its next
+// collection forward (docs/design.md §5, "Packed records outside the Go
+// heap"). Whoever reads the bytes holds the recBuf while it does: a store's
+// methods take p.buf into a local first and keep it alive (runtime.KeepAlive)
+// until they are done with them. The memory is freed when Finish replaces the
+// buffer (every reader of a sealed frame's records holds the database's
+// lock, and Finish is called under its exclusive lock), or else when the
+// recBuf is found unreachable (a frame's last buffer).
+type recBuf struct {
+	b   []byte
+	mem *recMem
+}
+
+// recMem is a recBuf's memory, freed once: by free, or by the recBuf's cleanup.
+type recMem struct {
+	once   sync.Once
+	region manual.Region
+}
+
+func (m *recMem) free() { m.once.Do(m.region.Free) }
+
+// newRecBuf returns an empty recBuf with room for n bytes: appends beyond
+// that move its bytes to the Go heap, as any append does.
+func newRecBuf(n int) *recBuf {
+	m := &recMem{region: manual.New(n)}
+	rb := &recBuf{b: m.region.Bytes()[:0:n], mem: m}
+	runtime.AddCleanup(rb, (*recMem).free, m)
+	return rb
+}
+
 // span returns where the record of 1-based ordinal ord starts (its length
-// first) and where its bytes start and end, in recs.
-func (p *packed[V]) span(ord uint32) (at, start, end int) {
+// first) and where its bytes start and end, in the records rb holds (p.buf,
+// or the one before a repack, which names each ordinal's record by the same
+// offsets until Finish replaces them too).
+func (p *packed[V]) span(rb *recBuf, ord uint32) (at, start, end int) {
 	at = int(p.offs[ord-1])
-	start, end = recordSpan(p.recs, at)
+	start, end = recordSpan(rb.b, at)
 	return at, start, end
 }
 
@@ -69,10 +107,11 @@ func recordSpan(buf []byte, at int) (start, end int) {
 	return at + n, at + n + int(l)
 }
 
-// record returns the record of 1-based ordinal ord.
-func (p *packed[V]) record(ord uint32) []byte {
-	_, start, end := p.span(ord)
-	return p.recs[start:end:end]
+// record returns the record of 1-based ordinal ord in rb (p.buf): valid as
+// long as the caller holds rb.
+func (p *packed[V]) record(rb *recBuf, ord uint32) []byte {
+	_, start, end := p.span(rb, ord)
+	return rb.b[start:end:end]
 }
 
 // Pack replaces the store's vertices by their records, encoded and decoded
@@ -145,7 +184,7 @@ func (s *Store[V]) order(c *Codec[V]) *packed[V] {
 // encode encodes p's vertices by ordinal into r, through scratch (nil: a
 // buffer of its own), and returns scratch for reuse. It reads only p.nodes
 // and p.codec, which nothing writes while it runs. Records that would not
-// fit 4 GiB leave r.recs nil.
+// fit 4 GiB leave r.buf nil.
 func (p *packed[V]) encode(r *repack, scratch []byte) []byte {
 	c := p.codec
 	buf := scratch[:0]
@@ -178,15 +217,16 @@ func (p *packed[V]) encode(r *repack, scratch []byte) []byte {
 			}
 		}
 	}
-	r.recs = append(make([]byte, 0, len(buf)), buf...)
+	r.buf = newRecBuf(len(buf))
+	r.buf.b = append(r.buf.b, buf...)
 	return buf[:0]
 }
 
 // place puts the records of a finished first pack r in place of the
 // vertices (which stay when r has no records).
 func (p *packed[V]) place(r *repack) {
-	if r.recs != nil {
-		p.recs, p.offs, p.spare, p.nodes = r.recs, r.offs, r.spare, nil
+	if r.buf != nil {
+		p.buf, p.offs, p.spare, p.nodes = r.buf, r.offs, r.spare, nil
 	}
 }
 
@@ -213,19 +253,20 @@ func (s *Store[V]) Supersede(rec uint32) (repack bool) {
 // worthRepack reports whether p.pending, up from was, has just reached a
 // quarter of the records' bytes.
 func (p *packed[V]) worthRepack(was int) bool {
-	return 4*p.pending >= len(p.recs) && 4*was < len(p.recs)
+	n := len(p.buf.b)
+	return 4*p.pending >= n && 4*was < n
 }
 
 // repack is a pack or repack in flight (or, for Pack, done): the records
 // Supersede had noted when a repack began (spare, a copy of the store's,
 // and their pending bytes) stripped, or a first pack's records encoded
-// (with their spare bytes), into recs and offs, on a goroutine of its own
+// (with their spare bytes), into buf and offs, on a goroutine of its own
 // that closes done.
 type repack struct {
 	done    chan struct{}
 	spare   []uint16
 	pending int
-	recs    []byte
+	buf     *recBuf
 	offs    []uint32
 	scratch []byte // a first pack's encode buffer, for the caller's next
 	panic   any    // what the goroutine panicked with (a bug in the codec), for Finish to raise again
@@ -260,29 +301,32 @@ func (s *Store[V]) StartRepack() {
 // build strips r's records. It reads the records and their offsets, which
 // nothing writes while r is in flight (Finish replaces them after it).
 func (p *packed[V]) build(r *repack) {
-	buf := make([]byte, 0, len(p.recs)-r.pending) // stripping shortens a length, never lengthens it
+	old := p.buf
+	out := newRecBuf(len(old.b) - r.pending) // stripping shortens a length, never lengthens it
+	buf := out.b
 	offs := make([]uint32, len(p.offs))
-	done := 0 // recs up to here are in buf
+	done := 0 // old's records up to here are in buf
 	for i, sp := range r.spare {
 		if sp&superseded == 0 {
 			offs[i] = p.offs[i] - uint32(done-len(buf)) // moves back with the run it is in
 			continue
 		}
-		at, start, end := p.span(uint32(i) + 1)
-		buf = append(buf, p.recs[done:at]...)
+		at, start, end := p.span(old, uint32(i)+1)
+		buf = append(buf, old.b[done:at]...)
 		offs[i] = uint32(len(buf))
 		buf = binary.AppendUvarint(buf, uint64(end-start-int(sp&^superseded)))
-		buf = p.codec.Strip(buf, p.recs[start:end])
+		buf = p.codec.Strip(buf, old.b[start:end])
 		done = end
 	}
-	r.recs, r.offs = append(buf, p.recs[done:]...), offs
+	out.b = append(buf, old.b[done:]...)
+	r.buf, r.offs = out, offs
+	runtime.KeepAlive(old)
 }
 
 // Finish waits for the pack (StartPack) or repack (StartRepack) in flight,
 // if any (raising again a panic of its goroutine), and puts its buffer in
-// place: every ordinal keeps naming its
-// record, and a record handed out before stays valid (an old buffer is
-// never written, only left to the garbage collector). It reports whether the
+// place: every ordinal keeps naming its record, and the records' old buffer
+// is freed (a record handed out before is invalid: see recBuf). It reports whether the
 // records noted since a repack began are worth another (StartRepack), and
 // hands back the scratch buffer a StartPack was handed.
 func (s *Store[V]) Finish() (again bool, scratch []byte) {
@@ -300,7 +344,9 @@ func (s *Store[V]) Finish() (again bool, scratch []byte) {
 		p.place(r)
 		return false, r.scratch
 	}
-	p.recs, p.offs = r.recs, r.offs
+	old := p.buf
+	p.buf, p.offs = r.buf, r.offs
+	old.mem.free() // see recBuf: no reader holds it now
 	for i, sp := range r.spare {
 		if sp&superseded != 0 {
 			p.spare[i] = 0 // stripped
@@ -342,22 +388,28 @@ func (p *packed[V]) at(ord uint32) *V {
 	if p.nodes != nil {
 		return p.nodes[ord-1]
 	}
-	return p.codec.Decode(p.record(ord))
+	rb := p.buf
+	v := p.codec.Decode(p.record(rb, ord))
+	runtime.KeepAlive(rb)
+	return v
 }
 
 // yield calls fn with the vertex of 1-based ordinal ord as Each hands it
-// out: its record, or itself while its first pack is in flight.
-func (p *packed[V]) yield(id vertex.ID, ord uint32, fn func(id vertex.ID, v *V, rec []byte)) {
+// out: its record in rb (p.buf, held by the caller), or itself while its
+// first pack is in flight.
+func (p *packed[V]) yield(rb *recBuf, id vertex.ID, ord uint32, fn func(id vertex.ID, v *V, rec []byte)) {
 	if p.nodes != nil {
 		fn(id, p.nodes[ord-1], nil)
 	} else {
-		fn(id, nil, p.record(ord))
+		fn(id, nil, p.record(rb, ord))
 	}
 }
 
 // each calls fn for every change the records hold, except those of IDs in
 // skip (the vertices Set after Pack).
 func (p *packed[V]) each(first vertex.ID, skip map[vertex.ID]*V, fn func(id vertex.ID, v *V, rec []byte)) {
+	rb := p.buf
+	defer runtime.KeepAlive(rb)
 	for id, ord := range p.old {
 		if _, ok := skip[id]; ok {
 			continue
@@ -365,7 +417,7 @@ func (p *packed[V]) each(first vertex.ID, skip map[vertex.ID]*V, fn func(id vert
 		if ord == 0 {
 			fn(id, nil, nil)
 		} else {
-			p.yield(id, ord, fn)
+			p.yield(rb, id, ord, fn)
 		}
 	}
 	for i, ord := range p.fresh {
@@ -374,7 +426,7 @@ func (p *packed[V]) each(first vertex.ID, skip map[vertex.ID]*V, fn func(id vert
 		}
 		id := first + vertex.ID(i)
 		if _, ok := skip[id]; !ok {
-			p.yield(id, ord, fn)
+			p.yield(rb, id, ord, fn)
 		}
 	}
 }

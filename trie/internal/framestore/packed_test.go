@@ -138,11 +138,10 @@ func TestRepack(t *testing.T) {
 	newer.Pack(nil, c)
 	x := NewChainIndex(64)
 	Add(x, &older, 1, nil)
-	recs, held, want := map[vertex.ID]uint32{}, map[vertex.ID][]byte{}, map[vertex.ID]string{}
+	recs, want := map[vertex.ID]uint32{}, map[vertex.ID]string{}
 	for id := vertex.ID(1); id <= 40; id++ {
 		_, recs[id], _ = x.Where(id)
-		held[id] = older.packed.record(recs[id])
-		want[id] = string(held[id])
+		want[id] = string(older.packed.record(older.packed.buf, recs[id]))
 	}
 	// newer supersedes 1..15 (3,000 spare bytes: a quarter of the records'
 	// is crossed at the 8th) and 31..40 (none to count).
@@ -162,23 +161,24 @@ func TestRepack(t *testing.T) {
 	if older.Supersede(recs[1]) {
 		t.Fatal("a record noted twice makes a repack due again")
 	}
-	size := len(older.packed.recs)
+	size := len(older.packed.buf.b)
+	before := older.packed.buf.mem
 	older.StartRepack()
 	older.Finish()
+	if before.region.Bytes() != nil {
+		t.Fatal("the records' old buffer was not freed when the repack's took its place")
+	}
 	for id := vertex.ID(1); id <= 40; id++ {
 		v, ok := older.LookupAt(id, recs[id])
 		if w := map[bool]int{true: 200, false: 0}[id <= 30]; !ok || *v != w {
 			t.Fatalf("after Repack, LookupAt(%d) = %v, %v; want %d", id, v, ok, w)
 		}
-		got := string(older.packed.record(recs[id]))
+		got := string(older.packed.record(older.packed.buf, recs[id]))
 		if id <= 15 && (strings.Contains(got, "#") || got == want[id]) || id > 15 && got != want[id] {
 			t.Fatalf("after Repack, record of %d is %q (was %q)", id, got, want[id])
 		}
-		if string(held[id]) != want[id] {
-			t.Fatalf("a record of %d handed out before Repack changed to %q", id, held[id])
-		}
 	}
-	if got := len(older.packed.recs); got > size-15*200 {
+	if got := len(older.packed.buf.b); got > size-15*200 {
 		t.Fatalf("%d bytes of records after stripping 3,000 of %d", got, size)
 	}
 }
