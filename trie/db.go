@@ -242,8 +242,8 @@ type CacheStats struct {
 	// Bytes is the record bytes the cache holds (including records that a
 	// newer version replaced, until the ring overwrites them).
 	Bytes int
-	// Index is the bytes of the cache's index from ID to record, a fixed
-	// part of the budget.
+	// Index is the bytes of the cache's index from ID to record: it grows
+	// with the entries, up to about a quarter of the budget.
 	Index int
 	// Budget is the configured bound on Bytes + Index (Options.CacheBytes).
 	Budget int

@@ -342,9 +342,17 @@ func (db *DB) write(p *pendingWrite, done chan struct{}) {
 		var b *vertex.Batch
 		if b, err = db.encode(p); err == nil {
 			index := indexBatch(b, p.cached, &pace)
+			stores := p.stores
 			db.mu.Lock()
 			p.batch, p.index, p.stores = b, index, nil
 			db.mu.Unlock()
+			// Nothing reaches the stores now (reads use the batch), and
+			// nothing holds a record of theirs (the batch has copies): free
+			// their packed records now rather than at the next collection,
+			// which a heap without them may not run for a while.
+			for i := range stores {
+				stores[i].Release()
+			}
 		}
 	}
 	if err == nil {

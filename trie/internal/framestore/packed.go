@@ -35,7 +35,7 @@ type Codec[V any] struct {
 // indexes of every line that holds the store keep naming the same ordinals.
 type packed[V any] struct {
 	buf   *recBuf              // the records, each preceded by its length, a uvarint
-	offs  []uint32             // by ordinal: where the record starts in recs
+	offs  []uint32             // by ordinal: where the record starts in buf
 	fresh []uint32             // by ID-first: 1 + the ID's ordinal; 0: no vertex
 	old   map[vertex.ID]uint32 // older IDs: 1 + ordinal; 0: deleted
 	n     int                  // vertices and deletions held
@@ -66,8 +66,9 @@ const superseded = 1 << 15
 // methods take p.buf into a local first and keep it alive (runtime.KeepAlive)
 // until they are done with them. The memory is freed when Finish replaces the
 // buffer (every reader of a sealed frame's records holds the database's
-// lock, and Finish is called under its exclusive lock), or else when the
-// recBuf is found unreachable (a frame's last buffer).
+// lock, and Finish is called under its exclusive lock), by Release (a store
+// nothing reads any more), or else when the recBuf is found unreachable (a
+// frame dropped unpersisted).
 type recBuf struct {
 	b   []byte
 	mem *recMem
@@ -326,9 +327,12 @@ func (p *packed[V]) build(r *repack) {
 // Finish waits for the pack (StartPack) or repack (StartRepack) in flight,
 // if any (raising again a panic of its goroutine), and puts its buffer in
 // place: every ordinal keeps naming its record, and the records' old buffer
-// is freed (a record handed out before is invalid: see recBuf). It reports whether the
-// records noted since a repack began are worth another (StartRepack), and
-// hands back the scratch buffer a StartPack was handed.
+// is freed, so the caller makes sure that nothing is reading the store's
+// records (the trie calls it under its database's exclusive lock, which
+// every reader of a sealed frame holds shared): a record handed out before
+// is invalid (see recBuf). It reports whether the records noted since a
+// repack began are worth another (StartRepack), and hands back the scratch
+// buffer a StartPack was handed.
 func (s *Store[V]) Finish() (again bool, scratch []byte) {
 	p := s.packed
 	if p == nil || p.next == nil {
@@ -354,6 +358,28 @@ func (s *Store[V]) Finish() (again bool, scratch []byte) {
 	}
 	p.pending -= r.pending
 	return p.worthRepack(0), nil
+}
+
+// Release frees the memory of the store's records at once, after waiting
+// for a pack or repack in flight; the store is empty afterwards. It is for a
+// store nothing reads any more (the background writer's, once it has encoded
+// the records into its batch): a record read from it before is invalid.
+func (s *Store[V]) Release() {
+	p := s.packed
+	if p == nil {
+		return
+	}
+	if r := p.next; r != nil {
+		<-r.done
+		p.next = nil
+		if r.buf != nil {
+			r.buf.mem.free()
+		}
+	}
+	if p.buf != nil {
+		p.buf.mem.free()
+	}
+	*s = Store[V]{}
 }
 
 // Packed reports whether the store's vertices are records (Pack, or

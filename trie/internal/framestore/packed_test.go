@@ -255,3 +255,35 @@ func TestStartPackPanic(t *testing.T) {
 	s.Finish()
 	t.Fatal("Finish returned after the pack's goroutine panicked")
 }
+
+// TestRelease: Release waits for a pack in flight and frees the records of
+// both the store and the pack at once, leaving the store empty.
+func TestRelease(t *testing.T) {
+	c := &Codec[int]{
+		Encode: func(dst []byte, v *int) []byte { return strconv.AppendInt(dst, int64(*v), 10) },
+		Decode: func(rec []byte) *int { n, _ := strconv.Atoi(string(rec)); return &n },
+	}
+	packed := New[int](100)
+	for id := vertex.ID(100); id < 200; id++ {
+		v := int(id)
+		packed.Set(id, &v)
+	}
+	packed.Pack(nil, c)
+	mem := packed.packed.buf.mem
+	packed.Release()
+	if mem.region.Bytes() != nil || packed.Len() != 0 || packed.Packed() {
+		t.Fatalf("after Release: records still mapped (%v), %d vertices, packed %v", mem.region.Bytes() != nil, packed.Len(), packed.Packed())
+	}
+
+	inFlight := New[int](100)
+	for id := vertex.ID(100); id < 200; id++ {
+		v := int(id)
+		inFlight.Set(id, &v)
+	}
+	inFlight.StartPack(nil, c)
+	r := inFlight.packed.next
+	inFlight.Release() // waits for the pack's goroutine
+	if r.buf == nil || r.buf.mem.region.Bytes() != nil || inFlight.Len() != 0 {
+		t.Fatalf("after Release of a store whose pack was in flight: its records still mapped, or %d vertices left", inFlight.Len())
+	}
+}

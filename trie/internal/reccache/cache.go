@@ -58,7 +58,7 @@ const (
 
 type cacheShard struct {
 	mu     sync.RWMutex          // Get shares it; Put, PutAll and eviction take it alone
-	idx    idtable.Table[uint64] // ring offset of the entry holding id's record; fixed size
+	idx    idtable.Table[uint64] // ring offset of the entry holding id's record; bounded (New)
 	chunks [][]byte              // the ring; each chunk's length is its fill
 	chunk  int                   // bytes per chunk
 	head   uint64                // ring offset of the next entry
@@ -72,15 +72,15 @@ type Stats struct {
 	// Bytes is the record bytes the cache holds (including records that a
 	// newer version replaced, until the ring overwrites them).
 	Bytes int
-	// Index is the bytes of the index from ID to ring offset: fixed when
-	// the cache is made.
+	// Index is the bytes of the index from ID to ring offset: it grows with
+	// the entries, up to its share of the budget.
 	Index int
 	// Budget is the configured bound on Bytes + Index.
 	Budget int
 }
 
 // New returns a cache of at most budget bytes, its index included: the
-// index takes a fixed part of it (about a quarter), the ring of records the
+// index may grow to about a quarter of it, the ring of records takes the
 // rest. When the index is full before the ring, the ring's oldest chunk is
 // dropped to make room, as when the ring comes round. A budget too small for
 // one chunk per shard caches nothing.
