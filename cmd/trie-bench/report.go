@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/hexstate/hexstate/trie"
 	"io"
 	"os"
 	"path/filepath"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/hexstate/hexstate/hashkey"
+	"github.com/hexstate/hexstate/trie"
 )
 
 // side is one implementation running the workload. Each method is one timed
@@ -229,10 +229,11 @@ func runSide(s side, f *benchFlags, w *workload, roots []hashkey.Hash, ref strin
 	return res, nil
 }
 
-// heapAfterBlocks reports how much the live heap grew over the blocks (after
-// a GC, against before's HeapAlloc, read after a GC too) and that growth per
-// write of the blocks not yet persisted: the unpersisted frames' memory, plus
-// whatever the caches grew by (a small -cache-mb isolates the frames).
+// heapAfterBlocks reports how much the live heap and hexstate's memory
+// outside it (trie.OffHeapBytes) grew over the blocks (after a GC, against
+// before's HeapAlloc and offHeapBefore, read after a GC too) and that growth
+// per write of the blocks not yet persisted: the unpersisted frames' memory,
+// plus whatever the caches grew by (a small -cache-mb isolates the frames).
 func heapAfterBlocks(before *runtime.MemStats, offHeapBefore int64, unpersistedWrites int) string {
 	settleGC()
 	var m runtime.MemStats

@@ -17,4 +17,8 @@
 // Memory from New must hold no Go pointers (the collector does not scan it)
 // and must not be used after Free. Pebble keeps its block cache outside the
 // heap for the same reasons (its internal/manual package).
+//
+// Mapped counts the bytes mapped and not yet freed, process-wide (a counter
+// the package keeps for reporting only; trie.OffHeapBytes is its public
+// face), since neither runtime.MemStats nor GOMEMLIMIT sees them.
 package manual
