@@ -379,6 +379,7 @@ func (s *Store[V]) Release() {
 	if p.buf != nil {
 		p.buf.mem.free()
 	}
+	p.buf, p.offs = nil, nil // a read after Release fails loudly, not on freed memory
 	*s = Store[V]{}
 }
 
