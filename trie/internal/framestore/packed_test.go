@@ -102,8 +102,8 @@ func TestPack(t *testing.T) {
 // supersedes in the older one; Supersede says once when the spare bytes of
 // the records noted reach a quarter of the records' (records with no spare
 // bytes are not counted); a repack strips exactly the noted records while every
-// ordinal the index holds still leads to its record, and a record handed out
-// before stays as it was.
+// ordinal the index holds still leads to its record, and Finish frees the
+// records' old buffer.
 func TestRepack(t *testing.T) {
 	// A record is the value, then "+" and as many '#' as the value says:
 	// its spare bytes.

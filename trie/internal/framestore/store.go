@@ -152,10 +152,9 @@ func (s *Store[V]) Reserve(n int) {
 
 // Each calls fn for every change: every fresh vertex, and every older vertex with
 // its new version (both v and rec nil for a deletion). A packed vertex comes
-// as its record rec (v nil), which stays valid as long as the store is
-// reachable and not repacked (Finish; a repack writes a new buffer, and the
-// old one is freed once nothing holds it: rec does not hold it); one whose
-// pack is in flight (StartPack) as itself.
+// as its record rec (v nil), which stays valid while the store is reachable
+// and until its next Finish (which frees the buffer a repack replaces) or
+// Release; one whose pack is in flight (StartPack) as itself.
 func (s *Store[V]) Each(fn func(id vertex.ID, v *V, rec []byte)) {
 	if s.packed != nil {
 		s.packed.each(s.first, s.old, fn)

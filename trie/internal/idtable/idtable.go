@@ -164,7 +164,7 @@ func (t *Table[V]) Prefault() {
 
 // Reserve makes room for n more IDs within the load bound: when they do not
 // fit, the table is rebuilt at twice its size, or larger if that is not
-// enough.
+// enough. A table from NewBounded panics rather than grow past its bound.
 func (t *Table[V]) Reserve(n int) {
 	if t.Fits(t.n + n) {
 		return

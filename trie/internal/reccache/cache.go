@@ -58,7 +58,7 @@ const (
 
 type cacheShard struct {
 	mu     sync.RWMutex          // Get shares it; Put, PutAll and eviction take it alone
-	idx    idtable.Table[uint64] // ring offset of the entry holding id's record; bounded (New)
+	idx    idtable.Table[uint64] // ring offset of the entry holding id's record; bounded (idtable.NewBounded)
 	chunks [][]byte              // the ring; each chunk's length is its fill
 	chunk  int                   // bytes per chunk
 	head   uint64                // ring offset of the next entry
@@ -182,6 +182,7 @@ func (c *Cache) Contains(id vertex.ID) bool {
 	s.mu.RLock()
 	ok := s.idx.Find(id) >= 0
 	s.mu.RUnlock()
+	runtime.KeepAlive(c) // its cleanup frees what s points into
 	return ok
 }
 
@@ -192,6 +193,7 @@ func (c *Cache) Put(id vertex.ID, rec []byte) {
 	s.mu.Lock()
 	s.put(id, rec)
 	s.mu.Unlock()
+	runtime.KeepAlive(c) // its cleanup frees what s points into
 }
 
 // PutAll caches each record of recs, as Put does, and removes each ID of
@@ -227,6 +229,7 @@ func (c *Cache) PutAll(recs []vertex.Record, deleted []vertex.ID) {
 			s.mu.Unlock()
 		}
 	}
+	runtime.KeepAlive(c)
 }
 
 // put is Put with the shard's lock held.
@@ -246,8 +249,13 @@ func (s *cacheShard) put(id vertex.ID, rec []byte) {
 			copy(e[entryHeader:], rec)
 			return
 		}
-	} else if s.idx.Len() >= s.idx.Max() {
-		s.dropOldest()
+	} else {
+		// The oldest chunk may hold only dead entries (versions replaced by
+		// larger ones, removed IDs): drop chunks until the index has room.
+		// It ends: once every chunk is empty, so is the index.
+		for s.idx.Len() >= s.idx.Max() {
+			s.dropOldest()
+		}
 	}
 	size := uint64(s.chunk)
 	if s.head%size+uint64(n) > size { // does not fit: start the next chunk
@@ -319,5 +327,6 @@ func (c *Cache) Stats() Stats {
 		}
 		s.mu.Unlock()
 	}
+	runtime.KeepAlive(c)
 	return st
 }

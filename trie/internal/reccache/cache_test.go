@@ -242,3 +242,30 @@ func TestCacheIndexBounded(t *testing.T) {
 		t.Fatalf("%d entries cached (the last one: %v), want most of the index's 196,608", cached, c.Contains(n))
 	}
 }
+
+// TestCacheIndexFullOverDeadChunk fills a shard's index while its oldest
+// chunk holds only a replaced version's garbage: making room must drop more
+// than that chunk, not run the index past its bound.
+func TestCacheIndexFullOverDeadChunk(t *testing.T) {
+	c := New(16 << 18) // per shard: three 64 KiB chunks, an index of 3,072 entries
+	s := c.shard(1)
+	if len(s.chunks) != 3 || s.idx.Max() != 3072 {
+		t.Fatalf("%d chunks, an index of %d: not the shape this test needs", len(s.chunks), s.idx.Max())
+	}
+	c.Put(1, bytes.Repeat([]byte{1}, 60000))
+	c.Put(1, bytes.Repeat([]byte{2}, 60001)) // larger: appended in the next chunk, the first is garbage
+	n := 0
+	for id := vertex.ID(2); n < 2*s.idx.Max(); id++ {
+		if c.shard(id) != s {
+			continue
+		}
+		c.Put(id, ciRecord("v"))
+		n++
+		if s.idx.Len() > s.idx.Max() {
+			t.Fatalf("the index holds %d entries, over its bound %d", s.idx.Len(), s.idx.Max())
+		}
+		if !c.Contains(id) {
+			t.Fatalf("the record just put for %d is not cached", id)
+		}
+	}
+}
