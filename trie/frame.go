@@ -149,7 +149,10 @@ func (fr *Frame) Rollback() {
 	defer fr.db.mu.Unlock()
 	if fr.state == live && fr != fr.db.base {
 		fr.state = dropped
-		fr.vtx = vertexStore{}
+		// Nothing reads a dropped frame's store again (check fails first),
+		// and no reader is in one now (this holds the exclusive lock): free
+		// its packed records now, not at the next collection.
+		fr.vtx.Release()
 	}
 }
 

@@ -361,11 +361,13 @@ func (s *Store[V]) Finish() (again bool, scratch []byte) {
 }
 
 // Release frees the memory of the store's records at once, after waiting
-// for a pack or repack in flight; the store is empty afterwards. It is for a
-// store nothing reads any more (the background writer's, once it has encoded
-// the records into its batch): a record read from it before is invalid.
+// for a pack or repack in flight; the store is empty afterwards (packed or
+// not). It is for a store nothing reads any more (the background writer's,
+// once it has encoded the records into its batch; a rolled-back frame's): a
+// record read from it before is invalid.
 func (s *Store[V]) Release() {
 	p := s.packed
+	*s = Store[V]{}
 	if p == nil {
 		return
 	}
@@ -380,7 +382,6 @@ func (s *Store[V]) Release() {
 		p.buf.mem.free()
 	}
 	p.buf, p.offs = nil, nil // a read after Release fails loudly, not on freed memory
-	*s = Store[V]{}
 }
 
 // Packed reports whether the store's vertices are records (Pack, or
