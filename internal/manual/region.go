@@ -1,6 +1,9 @@
 package manual
 
-import "sync/atomic"
+import (
+	"os"
+	"sync/atomic"
+)
 
 // Region is a buffer from New: outside the Go heap where the operating system
 // allows it, else an ordinary heap slice (the same semantics, minus the
@@ -15,9 +18,16 @@ type Region struct {
 var mapped atomic.Int64
 
 // Mapped reports the bytes of memory the process holds in regions from New
-// outside the Go heap (mapped, not yet freed; whether touched or not). The
-// collector neither sees nor limits it (GOMEMLIMIT does not count it).
+// outside the Go heap (mapped, not yet freed; whether touched or not), in
+// whole pages, as the mappings take them. The collector neither sees nor
+// limits it (GOMEMLIMIT does not count it).
 func Mapped() int64 { return mapped.Load() }
+
+// pages returns n rounded up to whole pages.
+func pages(n int) int64 {
+	p := os.Getpagesize()
+	return int64((n + p - 1) / p * p)
+}
 
 // New returns a region of n zeroed bytes (an empty one for n <= 0). Pages
 // are faulted in on first touch, so reserving a large region costs nothing
@@ -27,7 +37,7 @@ func New(n int) Region {
 		return Region{}
 	}
 	if b, ok := mapAnon(n); ok {
-		mapped.Add(int64(n))
+		mapped.Add(pages(n))
 		return Region{b: b, mapped: true}
 	}
 	return Region{b: make([]byte, n)}
@@ -40,7 +50,7 @@ func (r *Region) Bytes() []byte { return r.b }
 // second Free does nothing.
 func (r *Region) Free() {
 	if r.mapped {
-		mapped.Add(-int64(len(r.b)))
+		mapped.Add(-pages(len(r.b)))
 		unmap(r.b)
 	}
 	*r = Region{}

@@ -1,6 +1,9 @@
 package manual
 
-import "testing"
+import (
+	"os"
+	"testing"
+)
 
 func TestRegion(t *testing.T) {
 	r := New(3 << 20)
@@ -56,5 +59,22 @@ func TestArena(t *testing.T) {
 	a.Free()
 	if a.Bytes() != 0 {
 		t.Fatalf("after Free the arena holds %d bytes", a.Bytes())
+	}
+}
+
+// TestMappedCountsPages: Mapped counts a region in whole pages while it is
+// mapped, and nothing of it once freed.
+func TestMappedCountsPages(t *testing.T) {
+	before := Mapped()
+	r := New(10)
+	if !r.mapped {
+		t.Skip("no anonymous mappings here: regions are heap slices, not counted")
+	}
+	if got := Mapped() - before; got != int64(os.Getpagesize()) {
+		t.Fatalf("a 10-byte region counted as %d bytes, want one page (%d)", got, os.Getpagesize())
+	}
+	r.Free()
+	if got := Mapped() - before; got != 0 {
+		t.Fatalf("after Free, %d bytes still counted", got)
 	}
 }
