@@ -106,12 +106,12 @@ func (p *pendingWrite) storeOf(id vertex.ID) (int, uint32) {
 }
 
 // encode merges the stores' changes into one batch with the admin record and,
-// when the database has a leaf index, the index's changes.
-func (db *DB) encode(p *pendingWrite) (*vertex.Batch, error) {
+// when the database has a leaf index, the index's changes, giving way to the
+// blocks through the writer's pace.
+func (db *DB) encode(p *pendingWrite, pace *pacer) (*vertex.Batch, error) {
 	a := admin{format: db.format, records: db.records, top: p.top, block: p.block, root: p.root}
 	batch := &vertex.Batch{Admin: a.encode()}
-	pace := pacer{busy: &db.hashing}
-	changes := chainChanges(p.stores, &pace)
+	changes := chainChanges(p.stores, pace)
 	batch.Puts, batch.Deletes = encodeChanges(func(yield func(vertex.ID, *node, []byte)) {
 		for _, c := range changes {
 			yield(c.id, c.v, c.rec)
@@ -119,11 +119,11 @@ func (db *DB) encode(p *pendingWrite) (*vertex.Batch, error) {
 		}
 	}, len(changes), db.arena.Buffer, !db.noChild)
 	if db.noChild {
-		p.cached = cachedRecords(changes, db.arena, &pace)
+		p.cached = cachedRecords(changes, db.arena, pace)
 	}
 	if db.leafIdx {
 		var err error
-		if batch.Leaves, batch.LeafPrefixDeletes, err = db.leafChanges(changes, &p.removed, &pace); err != nil {
+		if batch.Leaves, batch.LeafPrefixDeletes, err = db.leafChanges(changes, &p.removed, pace); err != nil {
 			return nil, fmt.Errorf("leaf index: %w", err)
 		}
 	}
@@ -340,7 +340,7 @@ func (db *DB) write(p *pendingWrite, done chan struct{}) {
 	if p.batch == nil {
 		db.arena.Reset() // what an encode that failed left there
 		var b *vertex.Batch
-		if b, err = db.encode(p); err == nil {
+		if b, err = db.encode(p, &pace); err == nil {
 			index := indexBatch(b, p.cached, &pace)
 			stores := p.stores
 			db.mu.Lock()
