@@ -1,6 +1,8 @@
 package framestore
 
 import (
+	"runtime"
+
 	"github.com/hexstate/hexstate/trie/internal/idtable"
 	"github.com/hexstate/hexstate/vertex"
 )
@@ -26,8 +28,15 @@ import (
 // vertex's record is, so a read goes from the index to the record with no
 // probe of the frame's own map: the table's 16-byte slots have room for it
 // beside the seq.
+//
+// The table is in memory from manual, outside the Go heap: at 10M accounts a
+// line's index and the pool's spare are 64 MiB each, which the collector
+// would otherwise count twice in the heap it lets grow (docs/design.md §5,
+// "The chain index outside the Go heap"). Its memory is freed by Free (the
+// pool, dropping a spare) or, failing that, once the index is unreachable;
+// every method keeps the index reachable while it reads the table.
 type ChainIndex struct {
-	t idtable.Table[chainEntry]
+	t *idtable.Table[chainEntry]
 }
 
 // chainEntry is what the index knows of an ID: the seq of the newest frame
@@ -37,12 +46,19 @@ type chainEntry struct{ seq, rec uint32 }
 
 // NewChainIndex returns an empty index with room for ids IDs before it grows.
 func NewChainIndex(ids int) *ChainIndex {
-	return &ChainIndex{t: idtable.New[chainEntry](ids, 2)}
+	t := idtable.NewManual[chainEntry](ids, 2)
+	x := &ChainIndex{t: &t}
+	runtime.AddCleanup(x, (*idtable.Table[chainEntry]).Free, x.t)
+	return x
 }
+
+// Free releases the index's memory; x must not be used afterwards.
+func (x *ChainIndex) Free() { x.t.Free() }
 
 // Get returns the seq of the newest frame added that holds id.
 func (x *ChainIndex) Get(id vertex.ID) (seq uint32, ok bool) {
 	e, ok := x.t.Get(id)
+	runtime.KeepAlive(x)
 	return e.seq, ok
 }
 
@@ -51,6 +67,7 @@ func (x *ChainIndex) Get(id vertex.ID) (seq uint32, ok bool) {
 // packed when added, or id is deleted there).
 func (x *ChainIndex) Where(id vertex.ID) (seq, rec uint32, ok bool) {
 	e, ok := x.t.Get(id)
+	runtime.KeepAlive(x)
 	return e.seq, e.rec, ok
 }
 
@@ -69,9 +86,10 @@ func (x *ChainIndex) Slots() int { return x.t.Slots() }
 // packed record held until now, it calls superseded (when not nil) with that
 // frame's seq and record (for its store's Supersede).
 func Add[V any](x *ChainIndex, s *Store[V], seq uint32, superseded func(seq, rec uint32)) {
+	defer runtime.KeepAlive(x)
 	x.t.Reserve(s.Len())
 	if s.packed != nil {
-		s.packed.ids(s.first, func(id vertex.ID, rec uint32) {
+		s.packed.eachID(s.first, func(id vertex.ID, rec uint32) {
 			if was, ok := x.t.Swap(id, chainEntry{seq, rec}); ok && was.rec != 0 && superseded != nil {
 				superseded(was.seq, was.rec)
 			}

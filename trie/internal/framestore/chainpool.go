@@ -89,10 +89,11 @@ func (p *ChainPool) fitting(ids int) int {
 }
 
 // keepLocked keeps x as a spare, in place of the oldest when the pool is
-// full: the newest spares are sized like the lines of late. The caller holds
-// p.mu.
+// full (which it frees): the newest spares are sized like the lines of late.
+// The caller holds p.mu.
 func (p *ChainPool) keepLocked(x *ChainIndex) {
 	if len(p.spare) == poolSpares {
+		p.spare[0].Free()
 		p.spare = append(p.spare[:0], p.spare[1:]...)
 	}
 	p.spare = append(p.spare, x)

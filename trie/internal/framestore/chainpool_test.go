@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hexstate/hexstate/internal/manual"
 	"github.com/hexstate/hexstate/vertex"
 )
 
@@ -55,6 +56,17 @@ func TestChainPool(t *testing.T) {
 	p.Put(c)
 	if p.Spares() != 2 || p.Get(50_000) != b || p.Get(10) != c || p.Spares() != 0 {
 		t.Fatalf("a full pool did not keep its two newest spares")
+	}
+	// The spare a full pool drops has its memory freed at once.
+	p.Put(NewChainIndex(10))
+	p.Put(NewChainIndex(10))
+	before := manual.Mapped()
+	dropped := NewChainIndex(1 << 16)
+	p.Put(dropped)
+	p.Put(NewChainIndex(10))
+	p.Put(NewChainIndex(10))
+	if got := manual.Mapped(); got > before+2*4096 {
+		t.Fatalf("manual memory %d after the pool dropped a %d-slot spare, want at most %d", got, 1<<17, before+2*4096)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"unsafe"
 
 	"github.com/hexstate/hexstate/internal/manual"
 	"github.com/hexstate/hexstate/vertex"
@@ -34,11 +35,10 @@ type Codec[V any] struct {
 // repack (Store.StartRepack) moves records into a new buffer, and the chain
 // indexes of every line that holds the store keep naming the same ordinals.
 type packed[V any] struct {
-	buf   *recBuf              // the records, each preceded by its length, a uvarint
-	offs  []uint32             // by ordinal: where the record starts in buf
-	fresh []uint32             // by ID-first: 1 + the ID's ordinal; 0: no vertex
-	old   map[vertex.ID]uint32 // older IDs: 1 + ordinal; 0: deleted
-	n     int                  // vertices and deletions held
+	buf   *recBuf   // the records, each preceded by its length, a uvarint
+	offs  []uint32  // by ordinal: where the record starts in buf
+	ids   *idTables // which ID has which record
+	n     int       // vertices and deletions held
 	codec *Codec[V]
 	// nodes holds the vertices by ordinal while the first pack is in flight
 	// (StartPack), in place of records; nil once they are in place.
@@ -72,6 +72,47 @@ const superseded = 1 << 15
 type recBuf struct {
 	b   []byte
 	mem *recMem
+}
+
+// idTables names a packed store's records by ID: the fresh IDs by ID-first,
+// the older ones (IDs below the store's first) in ascending order beside
+// their ordinals, found by binary search. Sorted arrays take 12 bytes per
+// older ID where a map took ~26, and they live in memory from manual with
+// the records, outside the Go heap: lookups by ID are rare (the chain index
+// names a packed vertex's record), so the search costs little. The memory
+// is freed by Release, or else when the idTables is unreachable.
+type idTables struct {
+	fresh   []uint32    // by ID-first: 1 + the ID's ordinal; 0: no vertex
+	oldIDs  []vertex.ID // the older IDs, ascending
+	oldOrds []uint32    // by position in oldIDs: 1 + the ordinal; 0: deleted
+	mem     *recMem
+}
+
+// newIDTables returns tables for fresh fresh IDs and old older ones, zeroed.
+func newIDTables(fresh, old int) *idTables {
+	ords := (4*(fresh+old) + 7) &^ 7 // the uint32s, then the IDs 8-aligned
+	m := &recMem{region: manual.New(ords + 8*old)}
+	t := &idTables{mem: m}
+	if b := m.region.Bytes(); len(b) > 0 {
+		u := unsafe.Slice((*uint32)(unsafe.Pointer(&b[0])), fresh+old)
+		t.fresh, t.oldOrds = u[:fresh:fresh], u[fresh:]
+		if old > 0 {
+			t.oldIDs = unsafe.Slice((*vertex.ID)(unsafe.Pointer(&b[ords])), old)
+		}
+	}
+	runtime.AddCleanup(t, (*recMem).free, m)
+	return t
+}
+
+// old returns 1 + the ordinal of older ID id's record (0: deleted) and
+// whether the tables hold id.
+func (t *idTables) old(id vertex.ID) (ord uint32, ok bool) {
+	i, ok := slices.BinarySearch(t.oldIDs, id)
+	if ok {
+		ord = t.oldOrds[i]
+	}
+	runtime.KeepAlive(t)
+	return ord, ok
 }
 
 // recMem is a recBuf's memory, freed once: by free, or by the recBuf's cleanup.
@@ -158,25 +199,29 @@ func (s *Store[V]) StartPack(scratch []byte, c *Codec[V]) {
 // order moves the store's vertices into a packed store by ordinal (nodes),
 // without records yet.
 func (s *Store[V]) order(c *Codec[V]) *packed[V] {
-	p := &packed[V]{old: make(map[vertex.ID]uint32, len(s.old)), codec: c}
+	t := newIDTables(len(s.fresh), len(s.old))
+	p := &packed[V]{ids: t, codec: c}
 	p.nodes = make([]*V, 0, len(s.old)+len(s.fresh))
-	for id, v := range s.old {
-		if v != nil {
+	i := 0
+	for id := range s.old {
+		t.oldIDs[i] = id
+		i++
+	}
+	slices.Sort(t.oldIDs)
+	for i, id := range t.oldIDs { // records in ID order
+		if v := s.old[id]; v != nil {
 			p.nodes = append(p.nodes, v)
-			p.old[id] = uint32(len(p.nodes))
-		} else {
-			p.old[id] = 0
+			t.oldOrds[i] = uint32(len(p.nodes))
 		}
 	}
-	p.fresh = make([]uint32, len(s.fresh))
 	for i, v := range s.fresh {
 		if v != nil {
 			p.nodes = append(p.nodes, v)
-			p.fresh[i] = uint32(len(p.nodes))
+			t.fresh[i] = uint32(len(p.nodes))
 			p.n++
 		}
 	}
-	p.n += len(p.old)
+	p.n += len(t.oldIDs)
 	s.packed = p
 	s.old, s.fresh, s.filter = make(map[vertex.ID]*V), nil, nil
 	return p
@@ -381,7 +426,8 @@ func (s *Store[V]) Release() {
 	if p.buf != nil {
 		p.buf.mem.free()
 	}
-	p.buf, p.offs = nil, nil // a read after Release fails loudly, not on freed memory
+	p.ids.mem.free()
+	p.buf, p.offs, p.ids = nil, nil, nil // a read after Release fails loudly, not on freed memory
 }
 
 // Packed reports whether the store's vertices are records (Pack, or
@@ -391,14 +437,15 @@ func (s *Store[V]) Packed() bool { return s.packed != nil && s.packed.nodes == n
 // find returns 1 + the ordinal of id's record (0: no vertex, or deleted) and
 // whether the records answer for id at all.
 func (p *packed[V]) find(id, first vertex.ID) (ord uint32, ok bool) {
+	t := p.ids
 	if id >= first {
-		if i := uint64(id - first); i < uint64(len(p.fresh)) {
-			ord = p.fresh[i]
+		if i := uint64(id - first); i < uint64(len(t.fresh)) {
+			ord = t.fresh[i]
 		}
+		runtime.KeepAlive(t)
 		return ord, true
 	}
-	ord, ok = p.old[id]
-	return ord, ok
+	return t.old(id)
 }
 
 // lookup is Lookup in the records.
@@ -436,19 +483,20 @@ func (p *packed[V]) yield(rb *recBuf, id vertex.ID, ord uint32, fn func(id verte
 // each calls fn for every change the records hold, except those of IDs in
 // skip (the vertices Set after Pack).
 func (p *packed[V]) each(first vertex.ID, skip map[vertex.ID]*V, fn func(id vertex.ID, v *V, rec []byte)) {
-	rb := p.buf
+	rb, t := p.buf, p.ids
 	defer runtime.KeepAlive(rb)
-	for id, ord := range p.old {
+	defer runtime.KeepAlive(t)
+	for i, id := range t.oldIDs {
 		if _, ok := skip[id]; ok {
 			continue
 		}
-		if ord == 0 {
+		if ord := t.oldOrds[i]; ord == 0 {
 			fn(id, nil, nil)
 		} else {
 			p.yield(rb, id, ord, fn)
 		}
 	}
-	for i, ord := range p.fresh {
+	for i, ord := range t.fresh {
 		if ord == 0 {
 			continue
 		}
@@ -459,13 +507,15 @@ func (p *packed[V]) each(first vertex.ID, skip map[vertex.ID]*V, fn func(id vert
 	}
 }
 
-// ids calls fn for every ID the records hold, with 1 + its record's ordinal
+// eachID calls fn for every ID the records hold, with 1 + its record's ordinal
 // (0: deleted).
-func (p *packed[V]) ids(first vertex.ID, fn func(id vertex.ID, rec uint32)) {
-	for id, ord := range p.old {
-		fn(id, ord)
+func (p *packed[V]) eachID(first vertex.ID, fn func(id vertex.ID, rec uint32)) {
+	t := p.ids
+	defer runtime.KeepAlive(t)
+	for i, id := range t.oldIDs {
+		fn(id, t.oldOrds[i])
 	}
-	for i, ord := range p.fresh {
+	for i, ord := range t.fresh {
 		if ord != 0 {
 			fn(first+vertex.ID(i), ord)
 		}

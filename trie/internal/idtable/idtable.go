@@ -16,9 +16,11 @@ type Table[V any] struct {
 	n     int
 	load  int // quarters of the slots that may hold IDs
 	// bound is the most slots a table from NewBounded may have (0: no
-	// bound), and mem the manual memory of its slots.
-	bound int
-	mem   manual.Region
+	// bound); manual says its slots are in memory from manual (NewBounded,
+	// NewManual), and mem is that memory.
+	bound  int
+	manual bool
+	mem    manual.Region
 }
 
 type entry[V any] struct {
@@ -172,12 +174,12 @@ func (t *Table[V]) Reserve(n int) {
 	old, oldMem := t.slots, t.mem
 	size := max(2*len(old), t.slotsFor(t.n+n))
 	switch {
-	case t.bound == 0:
-		t.slots = make([]entry[V], size)
-	case size > t.bound:
+	case t.bound > 0 && size > t.bound:
 		panic(fmt.Sprintf("idtable: %d IDs exceed the bound of %d", t.n+n, t.Max()))
-	default:
+	case t.manual:
 		t.slots, t.mem = manualSlots[V](size)
+	default:
+		t.slots = make([]entry[V], size)
 	}
 	t.n = 0
 	for _, e := range old {
@@ -196,11 +198,21 @@ func (t *Table[V]) Reserve(n int) {
 // memory. Its user keeps within the bound (Len < Max before each Set of a
 // new ID); a Set beyond it panics. Free releases the memory.
 func NewBounded[V any](maxSlots, quarters int) Table[V] {
-	t := Table[V]{load: min(max(quarters, 1), 3), bound: 64}
+	t := Table[V]{load: min(max(quarters, 1), 3), bound: 64, manual: true}
 	for 2*t.bound <= maxSlots {
 		t.bound *= 2
 	}
 	t.slots, t.mem = manualSlots[V](64)
+	return t
+}
+
+// NewManual is New with the slots in memory from manual, outside the Go heap
+// (so that neither the collector's scan nor the heap's growth, twice what is
+// live, counts them): the table grows as one from New does. V must hold no
+// Go pointers. Free releases the memory.
+func NewManual[V any](ids, quarters int) Table[V] {
+	t := Table[V]{load: min(max(quarters, 1), 3), manual: true}
+	t.slots, t.mem = manualSlots[V](t.slotsFor(ids))
 	return t
 }
 
@@ -221,8 +233,9 @@ func (t *Table[V]) MaxBytes() int { return t.bound * int(unsafe.Sizeof(entry[V]{
 // Bytes is the memory the table's slots take now.
 func (t *Table[V]) Bytes() int { return len(t.slots) * int(unsafe.Sizeof(entry[V]{})) }
 
-// Free releases the memory of a table from NewBounded; the table is empty
-// and must not be used afterwards.
+// Free releases the memory of a table from NewBounded or NewManual; the
+// table is empty and must not be used afterwards. A second Free does
+// nothing.
 func (t *Table[V]) Free() {
 	t.mem.Free()
 	t.slots, t.n = nil, 0

@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/hexstate/hexstate/internal/manual"
 	"github.com/hexstate/hexstate/vertex"
 )
 
@@ -93,4 +94,28 @@ func TestBounded(t *testing.T) {
 		}
 	}()
 	tb.Set(385, 1)
+}
+
+// TestManual: a table from NewManual holds what a table from New holds as
+// it grows past its first size, its slots are mapped outside the Go heap
+// (manual.Mapped counts them) and Free returns them, twice without harm.
+func TestManual(t *testing.T) {
+	before := manual.Mapped()
+	tb := NewManual[uint64](10, 2)
+	for id := vertex.ID(1); id <= 5000; id++ {
+		tb.Set(id, uint64(id)*3)
+	}
+	for id := vertex.ID(1); id <= 5000; id++ {
+		if v, ok := tb.Get(id); !ok || v != uint64(id)*3 {
+			t.Fatalf("Get(%d) = %d, %v; want %d", id, v, ok, uint64(id)*3)
+		}
+	}
+	if got := manual.Mapped() - before; got < int64(tb.Bytes()) {
+		t.Fatalf("manual memory grew by %d bytes for a table of %d", got, tb.Bytes())
+	}
+	tb.Free()
+	tb.Free()
+	if got := manual.Mapped(); got != before {
+		t.Fatalf("manual memory %d after Free, want %d", got, before)
+	}
 }
