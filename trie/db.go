@@ -274,7 +274,7 @@ func (db *DB) Close() error {
 	defer db.mu.Unlock()
 	db.closed = true
 	if p := db.pending; p != nil { // a write that failed again: nothing reads it now
-		p.batch, p.cached, p.index = nil, nil, nil // nothing may point into the freed arena
+		p.dropEncoded() // nothing may point into the freed arena
 	}
 	db.arena.Free()
 	var jerr error

@@ -20,6 +20,7 @@ import (
 	"runtime/pprof"
 	"strings"
 
+	"github.com/hexstate/hexstate/rocks"
 	"github.com/hexstate/hexstate/trie"
 	"github.com/hexstate/hexstate/vertex"
 )
@@ -94,6 +95,7 @@ func run(args []string, out io.Writer) error {
 	fs.StringVar(&f.membound, "membound", "", "scale: disk-bound mode: run each implementation in a child trie-bench under -membound-cmd with this memory limit, page cache included (e.g. 300M; needs root)")
 	fs.StringVar(&f.memboundCmd, "membound-cmd", "/work/shared/tools/membound", "scale: the membound tool (usage: membound LIMIT COMMAND [ARGS...])")
 	fs.StringVar(&prefetchMode, "prefetch", prefetchMode, "hexstate: hand each block's keys to Frame.Prefetch/PrefetchReads: off, sync (before the block), async (beside it, as a client's prefetcher), auto (scale: sync, blocks: off)")
+	mallocArenas := fs.Int("malloc-arenas", 2, "limit glibc's malloc arenas to this many for the process (rocks.LimitMallocArenas, as docs/integration.md recommends; 0: glibc's default, eight per core)")
 	fs.BoolVar(&buildLeafIndex, "build-leaf-index", true, "scale, hexstate: build the leaf index of a reused store that has none (timed, before the blocks)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -105,6 +107,11 @@ func run(args []string, out io.Writer) error {
 		return err
 	}
 	rocksIngestBytes = *ingestMB << 20 // negative stays negative: never
+	if *mallocArenas > 0 {
+		if err := rocks.LimitMallocArenas(*mallocArenas); err != nil {
+			return fmt.Errorf("-malloc-arenas: %w", err)
+		}
+	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/hexstate/hexstate/hashkey"
+	"github.com/hexstate/hexstate/rocks"
 )
 
 // runScale is -mode scale: a state far larger than the caches, built once per
@@ -133,6 +134,11 @@ func runScaleSide(f *benchFlags, name string, shape scaleShape, slots int, hot [
 	}
 	s.Stats() // start counting
 	runtime.GC()
+	var store *rocks.Store
+	if h, ok := s.(*hexScale); ok {
+		store = h.store
+	}
+	stopMem := sampleMemSplit(store)
 	first, sums := st.Block+1, map[string]uint64{}
 	var m0, m1 runtime.MemStats
 	runtime.ReadMemStats(&m0)
@@ -177,6 +183,7 @@ func runScaleSide(f *benchFlags, name string, shape scaleShape, slots int, hot [
 	}
 	runtime.ReadMemStats(&m1)
 	r.blockAlloc = memDelta(&m0, &m1) // includes generating the blocks' ops
+	memAtPeak := stopMem()
 	if err := writeStoreState(f.dir, name, st); err != nil {
 		return nil, nil, err
 	}
@@ -192,6 +199,7 @@ func runScaleSide(f *benchFlags, name string, shape scaleShape, slots int, hot [
 	r.blockPeakRSS = peak // the table's column: VmHWM over this implementation's part
 	fmt.Fprintf(out, "[%s] blocks %d-%d in %v (mean %v/block); store %s (vertex SSTs %s); peak RSS %s\n", name, first, st.Block, time.Since(start).Round(time.Millisecond),
 		r.total.mean().Round(time.Microsecond), fmtBytes(size), fmtBytes(vsst), fmtBytes(peak))
+	memAtPeak.print(out, name)
 	err = res.write(runRecord{Kind: "run", Label: f.label, Impl: name, Accounts: shape.accounts, Slots: slots, Cadence: f.persistEvery, FirstBlock: first,
 		Blocks: f.cfg.blocks, BuildSec: r.buildLoad.Seconds(), StoreBytes: size, VertexSSTBytes: vsst, PeakRSS: peak,
 		MeanMs: msf(r.total.mean()), P50Ms: msf(r.total.pct(0.5)), P99Ms: msf(r.total.pct(0.99))})
