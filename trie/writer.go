@@ -1,16 +1,13 @@
 package trie
 
 import (
-	"cmp"
 	"fmt"
 	"runtime"
-	"slices"
 	"sync/atomic"
 	"time"
 
 	"github.com/hexstate/hexstate/hashkey"
 	"github.com/hexstate/hexstate/internal/manual"
-	"github.com/hexstate/hexstate/trie/internal/idtable"
 	"github.com/hexstate/hexstate/trie/internal/journal"
 	"github.com/hexstate/hexstate/vertex"
 )
@@ -28,6 +25,14 @@ import (
 // puts the batch's records into the cache, then (under db.mu) drops the
 // pendingWrite: a reader never sees the old record of a vertex it changed.
 //
+// The batch refers to the stores' packed records where it writes them as
+// they are (a leaf's, a branch's without children's keys; and the cache's
+// records with them) instead of copying them, so the stores are freed only
+// once the write has landed and the cache has copied them (Store.Release):
+// at 10M accounts a 64-block persist's records are ~270 MB, and holding a
+// copy of them beside the stores was a quarter of the persist's peak
+// (docs/benchmarks.md §10.5).
+//
 // One write is pending at a time: a Persist waits for the previous write
 // (back-pressure: memory holds at most one encoded batch besides the frames).
 // A failed write stays pending, readable and retryable: the next Persist,
@@ -43,11 +48,10 @@ type pendingWrite struct {
 	root   hashkey.Hash
 	top    vertex.ID
 	key    journal.Key // the persisted state's journal key
-	// batch is encoded by the writer and kept for a retry; it is set under
-	// db.mu, together with stores dropped, and reads then use its records,
-	// found through index.
+	// batch is encoded by the writer and kept for a retry; its records are
+	// the arena's or the stores' (see encodeChanges), so the stores live as
+	// long as it does.
 	batch *vertex.Batch
-	index *idtable.Table[uint32] // batch's IDs: where each one's version is (see indexBatch)
 	// cached holds, with keys once, the records the cache gets instead of the
 	// batch's for branches whose children's keys are known: the batch's
 	// records with those keys (see cachedRecords). Sorted by ID.
@@ -58,16 +62,9 @@ type pendingWrite struct {
 
 // lookup returns the newest version of id in the persisted frames (nil:
 // deleted) and whether they hold one. The stores are no longer written, so
-// lookups may run beside the writer's encoding. Once the batch is encoded,
-// the stores are dropped (their vertices are most of the heap the garbage
-// collector marks while the write is in flight) and a lookup decodes the
-// batch's record instead, a branch's with its children's keys where the
-// cache would get those: each call returns a vertex of its own then. The
-// caller holds db.mu.
+// lookups may run beside the writer's encoding and write. The caller holds
+// db.mu.
 func (p *pendingWrite) lookup(id vertex.ID) (*node, bool) {
-	if p.stores == nil {
-		return p.lookupEncoded(id)
-	}
 	if i, rec := p.storeOf(id); i >= 0 {
 		return p.stores[i].LookupAt(id, rec)
 	}
@@ -117,7 +114,7 @@ func (db *DB) encode(p *pendingWrite, pace *pacer) (*vertex.Batch, error) {
 			yield(c.id, c.v, c.rec)
 			pace.tick()
 		}
-	}, len(changes), db.arena.Buffer, !db.noChild)
+	}, len(changes), db.arena.Buffer, !db.noChild, true)
 	if db.noChild {
 		p.cached = cachedRecords(changes, db.arena, pace)
 	}
@@ -135,7 +132,8 @@ func (db *DB) encode(p *pendingWrite, pace *pacer) (*vertex.Batch, error) {
 // gets each key once, but the cache keeps what the next re-hash of a branch
 // written now — a branch near the root is re-hashed in nearly every block —
 // would otherwise read its children for (docs/design.md "Each key once").
-// Their bytes are the arena's.
+// A packed record is that record already, and is referred to; a vertex is
+// encoded into the arena.
 func cachedRecords(changes []change, arena *manual.Arena, pace *pacer) []vertex.Record {
 	hot := func(c *change) bool {
 		if c.rec != nil {
@@ -158,15 +156,15 @@ func cachedRecords(changes []change, arena *manual.Arena, pace *pacer) []vertex.
 		if !hot(c) {
 			continue
 		}
+		if c.rec != nil {
+			out = append(out, vertex.Record{ID: c.id, Rec: c.rec})
+			continue
+		}
 		if cap(buf)-len(buf) < maxRecord {
 			buf = arena.Buffer(maxRecord)
 		}
 		start := len(buf)
-		if c.rec != nil { // copied: the packed frames' buffers are dropped with the stores
-			buf = append(buf, c.rec...)
-		} else {
-			buf = c.v.encode(buf, true)
-		}
+		buf = c.v.encode(buf, true)
 		out = append(out, vertex.Record{ID: c.id, Rec: buf[start:len(buf):len(buf)]})
 	}
 	return out
@@ -176,12 +174,19 @@ func cachedRecords(changes []change, arena *manual.Arena, pace *pacer) []vertex.
 // frame's record; neither: the ID is deleted), with the vertices' children's
 // keys when childKeys, into buffers from room (each with room for at least
 // the bytes asked for, as manual.Arena.Buffer); count (at least the number
-// of changes, or 0 when unknown) presizes the records. A persist's batch and
-// a journal entry are made by it.
-func encodeChanges(each func(yield func(vertex.ID, *node, []byte)), count int, room func(n int) []byte, childKeys bool) (puts []vertex.Record, deletes []vertex.ID) {
+// of changes, or 0 when unknown) presizes the records. With share, a packed
+// record written as it is is referred to, not copied: the records are then
+// valid as long as the records each yielded. A persist's batch (shared: the
+// pending write keeps its stores until the write lands) and a journal entry
+// are made by it.
+func encodeChanges(each func(yield func(vertex.ID, *node, []byte)), count int, room func(n int) []byte, childKeys, share bool) (puts []vertex.Record, deletes []vertex.ID) {
 	var buf []byte
 	puts = make([]vertex.Record, 0, count)
 	each(func(id vertex.ID, v *node, rec []byte) {
+		if rec != nil && share && (childKeys || !vertex.HasChildKeys(rec)) {
+			puts = append(puts, vertex.Record{ID: id, Rec: rec})
+			return
+		}
 		if cap(buf)-len(buf) < maxRecord {
 			buf = room(maxRecord)
 		}
@@ -213,12 +218,9 @@ const maxRecord = 1024
 func heapRoom(n int) []byte { return make([]byte, 0, max(n, 64<<10)) }
 
 // load is lookup returning a vertex of the caller's own, as from a record: a
-// clone of the stores' version, or the encoded batch's record decoded (no
-// clone of that: it is the caller's already).
+// clone of the stores' version (a packed record's is decoded for the caller
+// already).
 func (p *pendingWrite) load(id vertex.ID) (*node, bool) {
-	if p.stores == nil {
-		return p.lookupEncoded(id)
-	}
 	v, ok := p.lookup(id)
 	if v != nil && !v.private { // a packed record's vertex is decoded for the caller already; a shared one (unpacked, or its pack in flight) is not
 		v = v.clone()
@@ -226,98 +228,9 @@ func (p *pendingWrite) load(id vertex.ID) (*node, bool) {
 	return v, ok
 }
 
-// lookupEncoded is lookup from the encoded batch.
-func (p *pendingWrite) lookupEncoded(id vertex.ID) (*node, bool) {
-	rec, ok := p.encodedRecord(id)
-	if !ok || rec == nil {
-		return nil, ok
-	}
-	v, err := decodeNode(rec)
-	if err != nil { // unreachable: encode made it from a vertex a moment ago
-		panic(fmt.Sprintf("trie: vertex %d: the pending batch's own record does not decode: %v", id, err))
-	}
-	return v, true
-}
-
-// encodedRecord returns the encoded batch's record of id (nil: deleted) and
-// whether the batch has one: the cache's version (with children's keys) when
-// there is one.
-func (p *pendingWrite) encodedRecord(id vertex.ID) ([]byte, bool) {
-	if p.index != nil {
-		at, ok := p.index.Get(id)
-		if !ok {
-			return nil, false
-		}
-		switch i := at &^ batchWhere; at & batchWhere {
-		case inCached:
-			return p.cached[i].Rec, true
-		case inPuts:
-			return p.batch.Puts[i].Rec, true
-		}
-		return nil, true // deleted
-	}
-	byID := func(r vertex.Record, id vertex.ID) int { return cmp.Compare(r.ID, id) }
-	if i, ok := slices.BinarySearchFunc(p.cached, id, byID); ok {
-		return p.cached[i].Rec, true
-	}
-	if i, ok := slices.BinarySearchFunc(p.batch.Puts, id, byID); ok {
-		return p.batch.Puts[i].Rec, true
-	}
-	_, ok := slices.BinarySearch(p.batch.Deletes, id)
-	return nil, ok
-}
-
-// dropEncoded lets go of p's encoded batch and frees its index, once
-// nothing reads them: the write landed, or the database is closing.
-func (p *pendingWrite) dropEncoded() {
-	if p.index != nil {
-		p.index.Free()
-	}
-	p.batch, p.cached, p.index = nil, nil, nil
-}
-
-// The pending batch's index maps each ID it writes to where its version is:
-// two bits say which list (the records, the cache's records with keys, the
-// deletions), the rest its position there.
-const (
-	inPuts     uint32 = 1 << 30
-	inCached   uint32 = 2 << 30
-	inDeletes  uint32 = 3 << 30
-	batchWhere uint32 = 3 << 30
-)
-
-// maxIndexed is the largest batch indexBatch indexes (4M IDs, a table of at
-// most 128 MiB): a block persist's is a few hundred thousand to a few
-// million; a bulk load's, far larger, is written with no blocks beside it.
-const maxIndexed = 1 << 22
-
-// indexBatch indexes b's records and deletions and the cache's records with
-// keys (cached, whose versions win): the blocks beside the write look every
-// persisted vertex they read up in it, where a binary search of a million
-// sorted records costs a cache miss per step. It returns nil for a batch too
-// large to index (a bulk load's), which lookups then search. The table is in
-// memory from manual (32–64 MiB at 10M accounts every 64 blocks, which the
-// collector would count twice on the heap), freed by dropEncoded.
-func indexBatch(b *vertex.Batch, cached []vertex.Record, pace *pacer) *idtable.Table[uint32] {
-	n := len(b.Puts) + len(b.Deletes)
-	if n > maxIndexed {
-		return nil
-	}
-	t := idtable.NewManual[uint32](n, 3)
-	for i, r := range b.Puts {
-		t.Set(r.ID, inPuts|uint32(i))
-		pace.tick()
-	}
-	for i, id := range b.Deletes {
-		t.Set(id, inDeletes|uint32(i))
-		pace.tick()
-	}
-	for i, r := range cached {
-		t.Set(r.ID, inCached|uint32(i))
-		pace.tick()
-	}
-	return &t
-}
+// dropEncoded lets go of p's encoded batch, once nothing reads it: the
+// write landed, or the database is closing.
+func (p *pendingWrite) dropEncoded() { p.batch, p.cached = nil, nil }
 
 // inPending reports whether a pending write holds a version of id. The caller
 // holds db.mu.
@@ -325,10 +238,6 @@ func (db *DB) inPending(id vertex.ID) bool {
 	p := db.pending
 	if p == nil {
 		return false
-	}
-	if p.stores == nil {
-		_, ok := p.encodedRecord(id)
-		return ok
 	}
 	i, _ := p.storeOf(id)
 	return i >= 0
@@ -352,18 +261,7 @@ func (db *DB) write(p *pendingWrite, done chan struct{}) {
 		db.arena.Reset() // what an encode that failed left there
 		var b *vertex.Batch
 		if b, err = db.encode(p, &pace); err == nil {
-			index := indexBatch(b, p.cached, &pace)
-			stores := p.stores
-			db.mu.Lock()
-			p.batch, p.index, p.stores = b, index, nil
-			db.mu.Unlock()
-			// Nothing reaches the stores now (reads use the batch), and
-			// nothing holds a record of theirs (the batch has copies): free
-			// their packed records now rather than at the next collection,
-			// which a heap without them may not run for a while.
-			for i := range stores {
-				stores[i].Release()
-			}
+			p.batch = b // the writer's alone: readers use the stores
 		}
 	}
 	if err == nil {
@@ -385,12 +283,17 @@ func (db *DB) write(p *pendingWrite, done chan struct{}) {
 	db.pending = nil
 	db.stored = stored{block: p.block, root: p.root}
 	db.mu.Unlock()
-	// No reader holds the batch's records now: they read them under db.mu,
-	// decoding copies, and the backend and the cache copied them. Their
-	// memory is the next persist's (p let go of first: nothing may point
-	// into a chunk Reset unmaps).
+	// Nothing reads the stores or the batch's records now: readers reach
+	// them only through db.pending, under db.mu, and the backend and the
+	// cache copied them. The arena's memory is the next persist's (p let go
+	// of first: nothing may point into a chunk Reset unmaps), and the
+	// stores' packed records are freed now rather than at the next
+	// collection, which a heap without them may not run for a while.
 	p.dropEncoded()
 	db.arena.Reset()
+	for i := range p.stores {
+		p.stores[i].Release()
+	}
 	db.trimJournal(p.key)
 }
 

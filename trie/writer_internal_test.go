@@ -12,40 +12,6 @@ import (
 	"github.com/holiman/uint256"
 )
 
-// TestBatchIndex checks that the pending batch's index finds what a search
-// of its sorted lists finds: each record, the cache's version where there is
-// one, each deletion, and nothing for an ID the batch does not write.
-func TestBatchIndex(t *testing.T) {
-	r := rand.New(rand.NewPCG(1, 2))
-	b := &vertex.Batch{}
-	var cached []vertex.Record
-	for id := vertex.ID(1); id < 20000; id++ {
-		switch r.IntN(4) {
-		case 0: // not written
-		case 1:
-			b.Deletes = append(b.Deletes, id)
-		default:
-			b.Puts = append(b.Puts, vertex.Record{ID: id, Rec: []byte{byte(id), 1}})
-			if r.IntN(3) == 0 {
-				cached = append(cached, vertex.Record{ID: id, Rec: []byte{byte(id), 2}})
-			}
-		}
-	}
-	var pace pacer
-	searched := &pendingWrite{batch: b, cached: cached}
-	indexed := &pendingWrite{batch: b, cached: cached, index: indexBatch(b, cached, &pace)}
-	if indexed.index == nil {
-		t.Fatal("a batch of 20,000 IDs was not indexed")
-	}
-	for id := vertex.ID(0); id < 20001; id++ {
-		want, wok := searched.encodedRecord(id)
-		got, gok := indexed.encodedRecord(id)
-		if gok != wok || !bytes.Equal(got, want) || (got == nil) != (want == nil) {
-			t.Fatalf("ID %d: indexed %x %v, searched %x %v", id, got, gok, want, wok)
-		}
-	}
-}
-
 // TestPendingStoreOf checks that a pending write's lookup through the
 // frames' chain index names the store a walk of the stores, newest first,
 // finds for every ID: a chain of frames with accounts updated, added and
