@@ -28,6 +28,10 @@
 // and the memtables (see ingest.go; the SST writing and the multi-family
 // ingestion go through a small C++ shim, ingest.cc).
 //
+// Store.MemoryUsage reports what RocksDB holds in memory, and
+// LimitMallocArenas limits glibc's malloc arenas for the process (a setting
+// the application makes; Open never does).
+//
 // A Store is safe for concurrent use. Close flushes the memtables and releases
 // the database; every method called after Close returns ErrClosed.
 package rocks
