@@ -4,10 +4,8 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"unsafe"
 
 	"github.com/hexstate/hexstate/hashkey"
-	"github.com/hexstate/hexstate/internal/manual"
 	"github.com/hexstate/hexstate/trie/internal/journal"
 	"github.com/hexstate/hexstate/vertex"
 )
@@ -167,7 +165,7 @@ func chainChanges(chain []vertexStore, pace *pacer) []change {
 			pace.tick()
 		})
 	}
-	sortChanges(changes, pace) // stable: an ID's versions stay oldest first
+	changes = sortChanges(changes, pace) // stable: an ID's versions stay oldest first
 	out := changes[:0]
 	for i, c := range changes {
 		if i+1 < len(changes) && changes[i+1].id == c.id {
@@ -178,74 +176,39 @@ func chainChanges(chain []vertexStore, pace *pacer) []change {
 	return out
 }
 
-// sortChanges sorts cs by ID, stably, in place, with a least-significant-
-// digit radix sort (16-bit digits: two passes over IDs below 2^32), about
-// ten times faster than a comparison sort of a 64-frame persist's million
-// changes. The radix passes move (ID, position) pairs, 16 bytes each, in a
-// buffer from manual memory, and the changes are then permuted into their
-// sorted places in place, so the sort needs no second slice of changes on
-// the Go heap: at 10M accounts a 64-block persist has ~3M changes, and a
-// second slice of them was 130 MB the collector counted twice at the
-// persist's peak.
-func sortChanges(cs []change, pace *pacer) {
-	if len(cs) < 256 {
-		slices.SortStableFunc(cs, func(a, b change) int { return cmp.Compare(a.id, b.id) })
-		return
-	}
-	type keyed struct {
-		id vertex.ID
-		at uint32 // the change's position in cs
-	}
-	size := int(unsafe.Sizeof(keyed{}))
-	mem := manual.New(2 * len(cs) * size)
-	defer mem.Free()
-	b := mem.Bytes()
-	src := unsafe.Slice((*keyed)(unsafe.Pointer(&b[0])), len(cs))
-	dst := unsafe.Slice((*keyed)(unsafe.Pointer(&b[len(cs)*size])), len(cs))
+// sortChanges sorts cs by ID, stably, with a least-significant-digit radix
+// sort (16-bit digits: two passes over IDs below 2^32), about ten times
+// faster than a comparison sort of a 64-frame persist's million changes. It
+// returns the sorted slice: cs or a buffer of the same length.
+func sortChanges(cs []change, pace *pacer) []change {
 	var top vertex.ID
-	for i, c := range cs {
-		src[i] = keyed{c.id, uint32(i)}
+	for _, c := range cs {
 		top = max(top, c.id)
 	}
+	if len(cs) < 256 {
+		slices.SortStableFunc(cs, func(a, b change) int { return cmp.Compare(a.id, b.id) })
+		return cs
+	}
+	src, dst := cs, make([]change, len(cs))
 	count := make([]int, 1<<16)
 	for shift := uint(0); shift < 64 && top>>shift != 0; shift += 16 {
 		clear(count)
-		for _, k := range src {
-			count[k.id>>shift&0xffff]++
+		for _, c := range src {
+			count[c.id>>shift&0xffff]++
 		}
 		at := 0
 		for d, k := range count {
 			count[d], at = at, at+k
 		}
-		for _, k := range src {
-			d := k.id >> shift & 0xffff
-			dst[count[d]] = k
+		for _, c := range src {
+			d := c.id >> shift & 0xffff
+			dst[count[d]] = c
 			count[d]++
 			pace.tick()
 		}
 		src, dst = dst, src
 	}
-	// cs[k] takes the change at src[k].at: follow each cycle of that
-	// permutation, marking the places filled.
-	const filled = ^uint32(0)
-	for k := range src {
-		if src[k].at == filled {
-			continue
-		}
-		first := cs[k]
-		j := k
-		for {
-			from := src[j].at
-			src[j].at = filled
-			if int(from) == k {
-				cs[j] = first
-				break
-			}
-			cs[j] = cs[from]
-			j = int(from)
-			pace.tick()
-		}
-	}
+	return src
 }
 
 // cacheKey caches key k (and for a branch its children's keys kids) that

@@ -9,9 +9,9 @@ import (
 	"github.com/hexstate/hexstate/vertex"
 )
 
-// TestSortChanges: the radix sort orders changes by ID in place and keeps an
-// ID's versions in their input order (oldest frame first), across IDs of one
-// to three 16-bit digits and inputs below the comparison-sort cutoff.
+// TestSortChanges: the radix sort orders changes by ID and keeps an ID's
+// versions in their input order (oldest frame first), across IDs of one to
+// three 16-bit digits and inputs below the comparison-sort cutoff.
 func TestSortChanges(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for _, tc := range []struct{ n, top int }{{100, 50}, {5000, 1 << 12}, {20000, 1 << 30}, {20000, 1 << 40}} {
@@ -21,8 +21,7 @@ func TestSortChanges(t *testing.T) {
 			cs[i] = change{id: vertex.ID(r.Int64N(int64(tc.top))), v: &nodes[i]}
 		}
 		var pace pacer
-		got := slices.Clone(cs)
-		sortChanges(got, &pace)
+		got := sortChanges(slices.Clone(cs), &pace)
 		want := slices.Clone(cs)
 		slices.SortStableFunc(want, func(a, b change) int { return cmp.Compare(a.id, b.id) })
 		if !slices.EqualFunc(got, want, func(a, b change) bool { return a.id == b.id && a.v == b.v }) {

@@ -42,23 +42,9 @@ func sampleMemSplit(store *rocks.Store) (stop func() memSplit) {
 		}
 		peak = s
 	}
-	done, finished := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(finished)
-		t := time.NewTicker(100 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				read()
-			}
-		}
-	}()
+	stopSampling := sampleEvery(100*time.Millisecond, read)
 	return func() memSplit {
-		close(done)
-		<-finished
+		stopSampling()
 		return peak
 	}
 }

@@ -347,10 +347,20 @@ func samplePeakHeap(peak *uint64) (stop func()) {
 		metrics.Read(sample)
 		*peak = max(*peak, sample[0].Value.Uint64())
 	}
+	stopSampling := sampleEvery(10*time.Millisecond, read)
+	return func() {
+		stopSampling()
+		read()
+	}
+}
+
+// sampleEvery calls read every d on a goroutine of its own until stop is
+// called; stop returns once read has returned for the last time.
+func sampleEvery(d time.Duration, read func()) (stop func()) {
 	done, finished := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(finished)
-		t := time.NewTicker(10 * time.Millisecond)
+		t := time.NewTicker(d)
 		defer t.Stop()
 		for {
 			select {
@@ -364,6 +374,5 @@ func samplePeakHeap(peak *uint64) (stop func()) {
 	return func() {
 		close(done)
 		<-finished
-		read()
 	}
 }

@@ -88,7 +88,8 @@ type idTables struct {
 	mem     *recMem
 }
 
-// newIDTables returns tables for fresh fresh IDs and old older ones, zeroed.
+// newIDTables returns zeroed tables with room for the given numbers of
+// fresh and older IDs.
 func newIDTables(fresh, old int) *idTables {
 	ords := (4*(fresh+old) + 7) &^ 7 // the uint32s, then the IDs 8-aligned
 	m := &recMem{region: manual.New(ords + 8*old)}
@@ -115,7 +116,8 @@ func (t *idTables) old(id vertex.ID) (ord uint32, ok bool) {
 	return ord, ok
 }
 
-// recMem is a recBuf's memory, freed once: by free, or by the recBuf's cleanup.
+// recMem is a recBuf's (or an idTables') memory, freed once: by free, or by
+// its owner's cleanup.
 type recMem struct {
 	once   sync.Once
 	region manual.Region
