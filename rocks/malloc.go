@@ -30,7 +30,7 @@ var ErrMallocTuning = errors.New("rocks: the C library cannot limit its malloc a
 // table readers allocate and free from its own threads and from every Go
 // thread that calls into it, so their freed memory is spread over many
 // arenas and the process's RSS grows well past what RocksDB holds. With 2
-// arenas, a 10M-account state persisting every 64 blocks peaked ~150 MiB
+// arenas, a 10M-account state persisting every 64 blocks peaked 130–280 MiB
 // lower (docs/benchmarks.md §10.5). It is a process-wide setting, like
 // GOMEMLIMIT, so it is the application's to make, once, before opening
 // stores: Open never makes it. Arenas made before the call stay.

@@ -30,7 +30,7 @@ import (
 // records with them) instead of copying them, so the stores are freed only
 // once the write has landed and the cache has copied them (Store.Release):
 // at 10M accounts a 64-block persist's records are ~270 MB, and holding a
-// copy of them beside the stores was a quarter of the persist's peak
+// copy of them beside the stores cost ~150 MiB of the persist's peak RSS
 // (docs/benchmarks.md §10.5).
 //
 // One write is pending at a time: a Persist waits for the previous write
