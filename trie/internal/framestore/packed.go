@@ -410,8 +410,8 @@ func (s *Store[V]) Finish() (again bool, scratch []byte) {
 // Release frees the memory of the store's records at once, after waiting
 // for a pack or repack in flight; the store is empty afterwards (packed or
 // not). It is for a store nothing reads any more (the background writer's,
-// once it has encoded the records into its batch; a rolled-back frame's): a
-// record read from it before is invalid.
+// once its write has landed and the cache has copied the records; a
+// rolled-back frame's): a record read from it before is invalid.
 func (s *Store[V]) Release() {
 	p := s.packed
 	*s = Store[V]{}
