@@ -106,6 +106,13 @@ func (db *DB) persistLocked(fr *Frame, block uint64) (built bool, err error) {
 	// them; reads look them up meanwhile.
 	p := &pendingWrite{block: block, root: root, top: fr.alloc.Top, below: fr.below, seq: fr.seq,
 		key: journal.Key{Block: block, Root: root, Top: fr.alloc.Top}}
+	// The packs in flight (Frame.pack, frameChain.add) are put in place
+	// first: a folded frame's store is the writer's, which no Begin may
+	// change, and a first pack's encode buffer comes back for the next
+	// block's (a pack left to the folded frame took it along, and the next
+	// one grew a new buffer from nothing: the block after each persist
+	// ran at twice its time).
+	db.finishPacks()
 	for _, f := range chain {
 		p.stores = append(p.stores, f.vtx)
 		p.removed.merge(&f.removed)

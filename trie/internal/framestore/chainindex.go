@@ -35,8 +35,31 @@ import (
 // "The chain index outside the Go heap"). Its memory is freed by Free (the
 // pool, dropping a spare) or, failing that, once the index is unreachable;
 // every method keeps the index reachable while it reads the table.
+//
+// A line's index grows as its frames come (the first line after Open starts
+// from one frame's IDs and doubles several times), and a growth rehashes
+// every ID into a table twice the size: ~140 ms for a million IDs, in fresh
+// pages, which made the block whose Begin did it the slowest of its run
+// (docs/benchmarks.md §10.6). So Add grows it ahead: once the index is three
+// quarters of the way to its load bound, the larger table is built on a
+// goroutine of its own beside the reads (which only read the table), and
+// the next Add, the index's only writer, waits for it and puts it in place.
 type ChainIndex struct {
-	t *idtable.Table[chainEntry]
+	t *chainTable
+}
+
+// chainTable is a ChainIndex's memory: its table and the larger one being
+// built beside reads, if any (growAhead). The index's cleanup frees both.
+type chainTable struct {
+	idtable.Table[chainEntry]
+	next *growth
+}
+
+// growth is a larger copy of a chainTable's table, built on a goroutine of
+// its own (ChainIndex.growAhead); t is the goroutine's until done closes.
+type growth struct {
+	done chan struct{}
+	t    idtable.Table[chainEntry]
 }
 
 // chainEntry is what the index knows of an ID: the seq of the newest frame
@@ -46,14 +69,69 @@ type chainEntry struct{ seq, rec uint32 }
 
 // NewChainIndex returns an empty index with room for ids IDs before it grows.
 func NewChainIndex(ids int) *ChainIndex {
-	t := idtable.NewManual[chainEntry](ids, 2)
-	x := &ChainIndex{t: &t}
-	runtime.AddCleanup(x, (*idtable.Table[chainEntry]).Free, x.t)
+	x := &ChainIndex{t: &chainTable{Table: idtable.NewManual[chainEntry](ids, 2)}}
+	runtime.AddCleanup(x, (*chainTable).free, x.t)
 	return x
 }
 
 // Free releases the index's memory; x must not be used afterwards.
-func (x *ChainIndex) Free() { x.t.Free() }
+func (x *ChainIndex) Free() { x.t.free() }
+
+// free releases t's memory, the larger table being built included (once it
+// is built). A second free does nothing.
+func (t *chainTable) free() {
+	t.dropGrowth()
+	t.Table.Free()
+}
+
+// reset empties the index, keeping its table's size (a larger table being
+// built is dropped).
+func (x *ChainIndex) reset() {
+	x.t.dropGrowth()
+	x.t.Reset()
+}
+
+// growAhead starts building a table of twice the size on a goroutine of its
+// own once x is three quarters of the way to its load bound, unless one is
+// being built already. The caller is x's writer (Add). The goroutine keeps
+// x reachable, so its cleanup never runs beside it.
+func (x *ChainIndex) growAhead() {
+	t := x.t
+	if t.next != nil || t.Fits(t.Len()+t.Len()/3) {
+		return
+	}
+	g := &growth{done: make(chan struct{})}
+	t.next = g
+	go func() {
+		defer close(g.done)
+		g.t = t.Grown(0)
+		runtime.KeepAlive(x)
+	}()
+}
+
+// adoptGrowth puts the table growAhead built in place of x's, waiting for it
+// if need be. The caller is x's writer, and no read of x runs beside it (the
+// trie holds its database's exclusive lock for an Add).
+func (x *ChainIndex) adoptGrowth() {
+	t := x.t
+	g := t.next
+	if g == nil {
+		return
+	}
+	<-g.done
+	t.next = nil
+	t.Table.Free()
+	t.Table = g.t
+}
+
+// dropGrowth waits for the table growAhead is building, if any, and frees it.
+func (t *chainTable) dropGrowth() {
+	if g := t.next; g != nil {
+		<-g.done
+		t.next = nil
+		g.t.Free()
+	}
+}
 
 // Get returns the seq of the newest frame added that holds id.
 func (x *ChainIndex) Get(id vertex.ID) (seq uint32, ok bool) {
@@ -87,6 +165,8 @@ func (x *ChainIndex) Slots() int { return x.t.Slots() }
 // frame's seq and record (for its store's Supersede).
 func Add[V any](x *ChainIndex, s *Store[V], seq uint32, superseded func(seq, rec uint32)) {
 	defer runtime.KeepAlive(x)
+	x.adoptGrowth()
+	defer x.growAhead()
 	x.t.Reserve(s.Len())
 	if s.packed != nil {
 		s.packed.eachID(s.first, func(id vertex.ID, rec uint32) {

@@ -44,3 +44,56 @@ func TestChainIndex(t *testing.T) {
 		t.Fatalf("%d IDs in %d slots: more than half full", x.Len(), x.Slots())
 	}
 }
+
+// TestChainIndexGrowsAhead: an Add that leaves the index three quarters of
+// the way to its load bound starts building the larger table, reads beside
+// that build are answered from the current one, and the next Add puts it in
+// place (twice the slots) with every entry kept; Free releases both.
+func TestChainIndexGrowsAhead(t *testing.T) {
+	x := NewChainIndex(1000)
+	slots := x.Slots()
+	next := vertex.ID(1)
+	add := func(n int, seq uint32) {
+		s := New[int](1 << 40)
+		for i := 0; i < n; i++ {
+			s.Set(next, new(int))
+			next++
+		}
+		Add(x, &s, seq, nil)
+	}
+	first := slots*3/8 - 10
+	add(first, 1) // under three quarters of the bound (slots/2)
+	if x.t.next != nil {
+		t.Fatalf("a growth started at %d IDs in %d slots", x.Len(), slots)
+	}
+	add(20, 2)
+	if x.t.next == nil {
+		t.Fatalf("no growth started at %d IDs in %d slots", x.Len(), slots)
+	}
+	for id := vertex.ID(1); id < next; id++ { // reads beside the build
+		want := uint32(1)
+		if int(id) > first {
+			want = 2
+		}
+		if seq, ok := x.Get(id); !ok || seq != want {
+			t.Fatalf("Get(%d) = %d, %v during the growth; want %d", id, seq, ok, want)
+		}
+	}
+	add(1, 3)
+	if x.t.next != nil || x.Slots() != 2*slots {
+		t.Fatalf("after the next Add: growth pending %v, %d slots; want none, %d", x.t.next != nil, x.Slots(), 2*slots)
+	}
+	for id := vertex.ID(1); id < next; id++ {
+		if _, ok := x.Get(id); !ok {
+			t.Fatalf("ID %d lost in the growth", id)
+		}
+	}
+	add(x.Slots()*3/8-x.Len()+1, 4) // another growth under way
+	if x.t.next == nil {
+		t.Fatal("no second growth started")
+	}
+	x.Free()
+	if x.t.next != nil || x.t.Slots() != 0 {
+		t.Fatal("Free left a table or a growth behind")
+	}
+}

@@ -42,7 +42,7 @@ func (p *ChainPool) Get(ids int) *ChainIndex {
 // Put empties x and keeps it for a later Get. The caller must not use x
 // afterwards.
 func (p *ChainPool) Put(x *ChainIndex) {
-	x.t.Reset()
+	x.reset()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.keepLocked(x)

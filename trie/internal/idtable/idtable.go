@@ -166,28 +166,40 @@ func (t *Table[V]) Prefault() {
 
 // Reserve makes room for n more IDs within the load bound: when they do not
 // fit, the table is rebuilt at twice its size, or larger if that is not
-// enough. A table from NewBounded panics rather than grow past its bound.
+// enough (Grown). A table from NewBounded panics rather than grow past its
+// bound.
 func (t *Table[V]) Reserve(n int) {
 	if t.Fits(t.n + n) {
 		return
 	}
-	old, oldMem := t.slots, t.mem
-	size := max(2*len(old), t.slotsFor(t.n+n))
+	g := t.Grown(n)
+	t.Free()
+	*t = g
+}
+
+// Grown returns a new table holding t's entries with room for n more IDs:
+// twice t's size, or larger if that is not enough, its slots where t's are
+// (the Go heap or manual). It only reads t, so it may run beside lookups of
+// t, not beside a Set or removal; a caller that builds it so swaps it in
+// later (Reserve does both at once). It panics past a bounded table's
+// bound.
+func (t *Table[V]) Grown(n int) Table[V] {
+	size := max(2*len(t.slots), t.slotsFor(t.n+n))
+	g := Table[V]{load: t.load, bound: t.bound, manual: t.manual}
 	switch {
 	case t.bound > 0 && size > t.bound:
 		panic(fmt.Sprintf("idtable: %d IDs exceed the bound of %d", t.n+n, t.Max()))
 	case t.manual:
-		t.slots, t.mem = manualSlots[V](size)
+		g.slots, g.mem = manualSlots[V](size)
 	default:
-		t.slots = make([]entry[V], size)
+		g.slots = make([]entry[V], size)
 	}
-	t.n = 0
-	for _, e := range old {
+	for _, e := range t.slots {
 		if e.id != vertex.NoID {
-			t.Set(e.id, e.v)
+			g.Set(e.id, e.v)
 		}
 	}
-	oldMem.Free()
+	return g
 }
 
 // NewBounded returns an empty table of at most maxSlots slots (rounded down
