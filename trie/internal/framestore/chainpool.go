@@ -17,19 +17,30 @@ import "sync"
 //
 // A ChainPool is safe for concurrent use.
 type ChainPool struct {
-	mu        sync.Mutex
-	spare     []*ChainIndex
-	preparing bool
+	mu    sync.Mutex
+	spare []*ChainIndex
+	// preparing is closed when the spare Prepare is making is in the pool;
+	// nil when none is being made.
+	preparing chan struct{}
 }
 
 // poolSpares bounds the indexes a pool keeps.
 const poolSpares = 2
 
 // Get returns an empty index with room for ids IDs: the smallest spare that
-// has room and is at most twice the size of a new one, or a new one.
+// has room and is at most twice the size of a new one, or a new one. A spare
+// Prepare is still making is waited for: its goroutine may have had no core
+// while the writer and the blocks had both (its page faults would otherwise
+// be taken again, in Get's caller's Begin).
 func (p *ChainPool) Get(ids int) *ChainIndex {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	for p.preparing != nil {
+		ready := p.preparing
+		p.mu.Unlock()
+		<-ready
+		p.mu.Lock()
+	}
 	i := p.fitting(ids)
 	if i < 0 {
 		return NewChainIndex(ids)
@@ -54,17 +65,19 @@ func (p *ChainPool) Put(x *ChainIndex) {
 func (p *ChainPool) Prepare(ids int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.preparing || p.fitting(ids) >= 0 {
+	if p.preparing != nil || p.fitting(ids) >= 0 {
 		return
 	}
-	p.preparing = true
+	ready := make(chan struct{})
+	p.preparing = ready
 	go func() {
 		x := NewChainIndex(ids)
 		x.t.Prefault()
 		p.mu.Lock()
 		defer p.mu.Unlock()
-		p.preparing = false
+		p.preparing = nil
 		p.keepLocked(x)
+		close(ready)
 	}()
 }
 

@@ -93,3 +93,20 @@ func TestChainPoolPrepare(t *testing.T) {
 		t.Fatalf("Get after Prepare: spares %d, %d IDs, %d slots; want the prepared, empty index of ≥ 100,000 slots", p.Spares(), x.Len(), x.Slots())
 	}
 }
+
+// TestChainPoolGetWaitsForPrepare: a Get right after a Prepare returns the
+// spare Prepare makes (waiting for it) rather than a new index, so no spare
+// is left over.
+func TestChainPoolGetWaitsForPrepare(t *testing.T) {
+	var p ChainPool
+	p.Prepare(2_000_000) // 64 MiB to fault in: tens of milliseconds
+	x := p.Get(2_000_000)
+	if x.Slots() < 4_000_000 || x.Len() != 0 {
+		t.Fatalf("Get returned %d slots, %d IDs; want an empty index of ≥ 4,000,000 slots", x.Slots(), x.Len())
+	}
+	time.Sleep(500 * time.Millisecond) // a Prepare left running would add its spare by now
+	if n := p.Spares(); n != 0 {
+		t.Fatalf("Spares = %d after Get: Get made a new index beside the prepared one", n)
+	}
+	x.Free()
+}
