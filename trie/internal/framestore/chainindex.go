@@ -40,10 +40,11 @@ import (
 // from one frame's IDs and doubles several times), and a growth rehashes
 // every ID into a table twice the size: ~140 ms for a million IDs, in fresh
 // pages, which made the block whose Begin did it the slowest of its run
-// (docs/benchmarks.md §10.6). So Add grows it ahead: once the index is three
-// quarters of the way to its load bound, the larger table is built on a
-// goroutine of its own beside the reads (which only read the table), and
-// the next Add, the index's only writer, waits for it and puts it in place.
+// (docs/benchmarks.md §9, "The first line's index grown ahead"). So Add
+// grows it ahead: once the index is three quarters of the way to its load
+// bound, the larger table is built on a goroutine of its own beside the
+// reads (which only read the table), and the next Add, the index's only
+// writer, waits for it and puts it in place.
 type ChainIndex struct {
 	t *chainTable
 }
