@@ -9,8 +9,8 @@ import (
 // allows it, else an ordinary heap slice (the same semantics, minus the
 // benefits above).
 type Region struct {
-	b      []byte
-	mapped bool // b is a mapping of its own, unmapped by Free
+	b []byte
+	m []byte // the mapping b starts, unmapped by Free (nil for a heap slice): b's pages, or more (mapAnon)
 }
 
 // mapped is the bytes of the regions mapped and not yet freed, in the whole
@@ -18,8 +18,9 @@ type Region struct {
 var mapped atomic.Int64
 
 // Mapped reports the bytes of memory the process holds in regions from New
-// outside the Go heap (mapped, not yet freed; whether touched or not), in
-// whole pages, as the mappings take them. The collector neither sees nor
+// outside the Go heap (mapped, not yet freed; whether touched or not), each
+// in whole pages (not the address space a large region's mapping reserves
+// beyond them, which is never touched). The collector neither sees nor
 // limits it (GOMEMLIMIT does not count it).
 func Mapped() int64 { return mapped.Load() }
 
@@ -31,17 +32,17 @@ func pages(n int) int64 {
 
 // New returns a region of n zeroed bytes (an empty one for n <= 0). Pages
 // are faulted in on first touch, so reserving a large region costs nothing
-// until it is used; a region of 2 MiB or more is backed by huge pages where
-// the system has them (adviseHuge), so its first touch costs a fault per
-// 2 MiB, and its memory is resident in steps of 2 MiB.
+// until it is used. Where the system has transparent huge pages (Linux), a
+// region of 2 MiB or more is backed by them but for its last, partial 2 MiB
+// (mapAnon): its first touch costs a fault per 2 MiB instead of one per
+// 4 KiB, and no byte beyond n is ever made resident.
 func New(n int) Region {
 	if n <= 0 {
 		return Region{}
 	}
-	if b, ok := mapAnon(n); ok {
-		adviseHuge(b)
+	if b, m, ok := mapAnon(n); ok {
 		mapped.Add(pages(n))
-		return Region{b: b, mapped: true}
+		return Region{b: b, m: m}
 	}
 	return Region{b: make([]byte, n)}
 }
@@ -52,9 +53,9 @@ func (r *Region) Bytes() []byte { return r.b }
 // Free releases the region's memory. Nothing may use it afterwards; a
 // second Free does nothing.
 func (r *Region) Free() {
-	if r.mapped {
+	if r.m != nil {
 		mapped.Add(-pages(len(r.b)))
-		unmap(r.b)
+		unmap(r.m)
 	}
 	*r = Region{}
 }

@@ -9,28 +9,38 @@ import (
 	"unsafe"
 )
 
-// TestNewAdvisesHugePages: a region of 2 MiB or more is eligible for
-// transparent huge pages (its mapping says THPeligible: 1 in
-// /proc/self/smaps) and a smaller one is left alone, unless the system has
-// huge pages turned off.
+// TestNewAdvisesHugePages: a region of 2 MiB or more starts on a 2 MiB
+// boundary and is eligible for transparent huge pages (THPeligible: 1 in
+// /proc/self/smaps) but for its last, partial 2 MiB; a smaller region is
+// left alone; unless the system has huge pages turned off.
 func TestNewAdvisesHugePages(t *testing.T) {
 	mode, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled")
 	if err != nil || strings.Contains(string(mode), "[never]") {
 		t.Skipf("transparent huge pages unavailable here (%q, %v)", mode, err)
 	}
-	big, small := New(4<<20), New(64<<10)
+	big, small := New(5<<20+12345), New(64<<10)
 	defer big.Free()
 	defer small.Free()
+	at := func(r *Region, off int) uintptr { return uintptr(unsafe.Pointer(&r.Bytes()[off])) }
+	if a := at(&big, 0); a%hugePage != 0 {
+		t.Fatalf("a %d-byte region starts at %x, not on a 2 MiB boundary", len(big.Bytes()), a)
+	}
 	for _, c := range []struct {
-		r    *Region
+		name string
+		addr uintptr
 		want string
-	}{{&big, "1"}, {&small, "0"}} {
-		got, err := thpEligible(uintptr(unsafe.Pointer(&c.r.Bytes()[0])))
+	}{
+		{"a 5 MiB region's first 2 MiB", at(&big, 0), "1"},
+		{"its second 2 MiB", at(&big, 3<<20), "1"},
+		{"its partial last 2 MiB", at(&big, 5<<20), "0"},
+		{"a 64 KiB region", at(&small, 0), "0"},
+	} {
+		got, err := thpEligible(c.addr)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got != c.want {
-			t.Fatalf("a %d-byte region: THPeligible %s, want %s", len(c.r.Bytes()), got, c.want)
+			t.Fatalf("%s: THPeligible %s, want %s", c.name, got, c.want)
 		}
 	}
 }
