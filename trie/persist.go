@@ -107,11 +107,11 @@ func (db *DB) persistLocked(fr *Frame, block uint64) (built bool, err error) {
 	p := &pendingWrite{block: block, root: root, top: fr.alloc.Top, below: fr.below, seq: fr.seq,
 		key: journal.Key{Block: block, Root: root, Top: fr.alloc.Top}}
 	// The packs in flight (Frame.pack, frameChain.add) are put in place
-	// first: a folded frame's store is the writer's, which no Begin may
-	// change, and a first pack's encode buffer comes back for the next
-	// block's (a pack left to the folded frame took it along, and the next
-	// one grew a new buffer from nothing: the block after each persist
-	// ran at twice its time).
+	// first, while no writer reads the frames' stores: a first pack's
+	// encode buffer then comes back for the next block's pack (left to a
+	// folded frame, it went with it, and the next pack grew a new one from
+	// nothing, in fresh pages). The pack started at this block's Begin is
+	// done by now.
 	db.finishPacks()
 	for _, f := range chain {
 		p.stores = append(p.stores, f.vtx)
