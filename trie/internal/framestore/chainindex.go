@@ -41,10 +41,10 @@ import (
 // every ID into a table twice the size: ~140 ms for a million IDs, in fresh
 // pages, which made the block whose Begin did it the slowest of its run
 // (docs/benchmarks.md §9, "The first line's index grown ahead"). So Add
-// grows it ahead: once the index is three quarters of the way to its load
-// bound, the larger table is built on a goroutine of its own beside the
-// reads (which only read the table), and the next Add, the index's only
-// writer, waits for it and puts it in place.
+// grows it ahead: once the next Add might not fit, the larger table is
+// built on a goroutine of its own beside the reads (which only read the
+// table), and the next Add, the index's only writer, waits for it and puts
+// it in place.
 type ChainIndex struct {
 	t *chainTable
 }
@@ -92,13 +92,21 @@ func (x *ChainIndex) reset() {
 	x.t.Reset()
 }
 
+// growAheadAdds is how many Adds like the last ahead of need growAhead starts
+// the larger table: enough that it is built when the Add that needs it
+// comes (a rehash of a million IDs takes ~100 ms beside a block), few
+// enough that the index is not much larger than it would be anyway (it
+// holds up to half as many IDs as slots either way).
+const growAheadAdds = 4
+
 // growAhead starts building a table of twice the size on a goroutine of its
-// own once x is three quarters of the way to its load bound, unless one is
-// being built already. The caller is x's writer (Add). The goroutine keeps
-// x reachable, so its cleanup never runs beside it.
-func (x *ChainIndex) growAhead() {
+// own once the next growAheadAdds Adds might not fit x (as many IDs each as
+// the last one added, added, would pass its load bound), unless one is being
+// built already. The caller is x's writer (Add). The goroutine keeps x
+// reachable, so its cleanup never runs beside it.
+func (x *ChainIndex) growAhead(added int) {
 	t := x.t
-	if t.next != nil || t.Fits(t.Len()+t.Len()/3) {
+	if t.next != nil || t.Fits(t.Len()+growAheadAdds*added) {
 		return
 	}
 	g := &growth{done: make(chan struct{})}
@@ -167,7 +175,7 @@ func (x *ChainIndex) Slots() int { return x.t.Slots() }
 func Add[V any](x *ChainIndex, s *Store[V], seq uint32, superseded func(seq, rec uint32)) {
 	defer runtime.KeepAlive(x)
 	x.adoptGrowth()
-	defer x.growAhead()
+	defer func(had int) { x.growAhead(x.t.Len() - had) }(x.t.Len())
 	x.t.Reserve(s.Len())
 	if s.packed != nil {
 		s.packed.eachID(s.first, func(id vertex.ID, rec uint32) {

@@ -45,13 +45,15 @@ func TestChainIndex(t *testing.T) {
 	}
 }
 
-// TestChainIndexGrowsAhead: an Add that leaves the index three quarters of
-// the way to its load bound starts building the larger table, reads beside
-// that build are answered from the current one, and the next Add puts it in
-// place (twice the slots) with every entry kept; Free releases both.
+// TestChainIndexGrowsAhead: the Add after which the next growAheadAdds (as
+// large) might not fit the index's load bound starts building the larger
+// table, no Add before it; reads beside that build are answered from the current
+// table; the next Add puts it in place (twice the slots) with every entry
+// kept; Free releases a table still being built.
 func TestChainIndexGrowsAhead(t *testing.T) {
 	x := NewChainIndex(1000)
 	slots := x.Slots()
+	per := slots / 32
 	next := vertex.ID(1)
 	add := func(n int, seq uint32) {
 		s := New[int](1 << 40)
@@ -61,25 +63,24 @@ func TestChainIndexGrowsAhead(t *testing.T) {
 		}
 		Add(x, &s, seq, nil)
 	}
-	first := slots*3/8 - 10
-	add(first, 1) // under three quarters of the bound (slots/2)
-	if x.t.next != nil {
-		t.Fatalf("a growth started at %d IDs in %d slots", x.Len(), slots)
+	seq := uint32(0)
+	for x.t.next == nil {
+		if 2*(x.Len()+growAheadAdds*per) > slots {
+			t.Fatalf("no growth started at %d IDs in %d slots, adding %d at a time", x.Len(), slots, per)
+		}
+		seq++
+		add(per, seq)
 	}
-	add(20, 2)
-	if x.t.next == nil {
-		t.Fatalf("no growth started at %d IDs in %d slots", x.Len(), slots)
+	if 2*(x.Len()+growAheadAdds*per) <= slots {
+		t.Fatalf("a growth started at %d IDs in %d slots, with room for %d more adds of %d", x.Len(), slots, growAheadAdds, per)
 	}
 	for id := vertex.ID(1); id < next; id++ { // reads beside the build
-		want := uint32(1)
-		if int(id) > first {
-			want = 2
-		}
-		if seq, ok := x.Get(id); !ok || seq != want {
-			t.Fatalf("Get(%d) = %d, %v during the growth; want %d", id, seq, ok, want)
+		want := uint32((int(id)-1)/per + 1)
+		if got, ok := x.Get(id); !ok || got != want {
+			t.Fatalf("Get(%d) = %d, %v during the growth; want %d", id, got, ok, want)
 		}
 	}
-	add(1, 3)
+	add(per, seq+1)
 	if x.t.next != nil || x.Slots() != 2*slots {
 		t.Fatalf("after the next Add: growth pending %v, %d slots; want none, %d", x.t.next != nil, x.Slots(), 2*slots)
 	}
@@ -88,7 +89,7 @@ func TestChainIndexGrowsAhead(t *testing.T) {
 			t.Fatalf("ID %d lost in the growth", id)
 		}
 	}
-	add(x.Slots()*3/8-x.Len()+1, 4) // another growth under way
+	add(x.Slots()/2-x.Len(), seq+2) // up to the bound: the next growth under way
 	if x.t.next == nil {
 		t.Fatal("no second growth started")
 	}
