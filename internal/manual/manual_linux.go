@@ -9,10 +9,10 @@ const hugePage = 2 << 20
 // mapAnon maps n bytes of private anonymous memory, and for n of hugePage or
 // more asks for transparent huge pages (madvise MADV_HUGEPAGE; Debian's
 // default THP mode, "madvise", uses them only where asked): the region is
-// then faulted in 2 MiB at a time, not 4 KiB. On the benchmark VMs
-// first-touching 64 MiB took ~320 ms in 4 KiB faults (20-30 µs each: the
-// guest's fault and the host's backing of the page) and 4-9 ms in huge pages
-// (docs/benchmarks.md §9, "Huge pages for the memory outside the heap").
+// then faulted in 2 MiB at a time, not 4 KiB, which on virtual machines
+// (a fault is the guest's and the host's) is most of the cost of fresh
+// memory (docs/benchmarks.md §9, "Huge pages for the memory outside the
+// heap").
 //
 // The kernel backs only whole 2 MiB ranges aligned to 2 MiB with huge pages,
 // and aligns an anonymous mapping to 2 MiB only when its length is a

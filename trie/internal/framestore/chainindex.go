@@ -38,9 +38,9 @@ import (
 //
 // A line's index grows as its frames come (the first line after Open starts
 // from one frame's IDs and doubles several times), and a growth rehashes
-// every ID into a table twice the size: ~140 ms for a million IDs, in fresh
-// pages, which made the block whose Begin did it the slowest of its run
-// (docs/benchmarks.md §9, "The first line's index grown ahead"). So Add
+// every ID into a table twice the size, in fresh pages: the block whose
+// Begin did it was the slowest of its run (docs/benchmarks.md §9, "The
+// first line's index grown ahead"). So Add
 // grows it ahead: once the next Add might not fit, the larger table is
 // built on a goroutine of its own beside the reads (which only read the
 // table), and the next Add, the index's only writer, waits for it and puts
@@ -94,9 +94,9 @@ func (x *ChainIndex) reset() {
 
 // growAheadAdds is how many Adds like the last ahead of need growAhead starts
 // the larger table: enough that it is built when the Add that needs it
-// comes (a rehash of a million IDs takes ~100 ms beside a block), few
-// enough that the index is not much larger than it would be anyway (it
-// holds up to half as many IDs as slots either way).
+// comes (one Add ahead was not, at 1M accounts), few enough that the index
+// is not much larger than it would be anyway (docs/benchmarks.md §9, "The
+// first line's index grown ahead", on the trigger).
 const growAheadAdds = 4
 
 // growAhead starts building a table of twice the size on a goroutine of its
@@ -122,24 +122,29 @@ func (x *ChainIndex) growAhead(added int) {
 // if need be. The caller is x's writer, and no read of x runs beside it (the
 // trie holds its database's exclusive lock for an Add).
 func (x *ChainIndex) adoptGrowth() {
-	t := x.t
-	g := t.next
-	if g == nil {
-		return
+	if g, ok := x.t.takeGrowth(); ok {
+		x.t.Table.Free()
+		x.t.Table = g
 	}
-	<-g.done
-	t.next = nil
-	t.Table.Free()
-	t.Table = g.t
 }
 
 // dropGrowth waits for the table growAhead is building, if any, and frees it.
 func (t *chainTable) dropGrowth() {
-	if g := t.next; g != nil {
-		<-g.done
-		t.next = nil
-		g.t.Free()
+	if g, ok := t.takeGrowth(); ok {
+		g.Free()
 	}
+}
+
+// takeGrowth waits for the table growAhead is building, if any, and hands it
+// over: t holds no growth afterwards.
+func (t *chainTable) takeGrowth() (idtable.Table[chainEntry], bool) {
+	g := t.next
+	if g == nil {
+		return idtable.Table[chainEntry]{}, false
+	}
+	<-g.done
+	t.next = nil
+	return g.t, true
 }
 
 // Get returns the seq of the newest frame added that holds id.
