@@ -75,7 +75,8 @@ func (r *removals) merge(o *removals) {
 // the old walk looks keys up in them by binary search.
 type leafDiff struct {
 	db      *DB
-	changes []change // sorted by ID, newest versions
+	changes []change      // sorted by ID, newest versions
+	chain   []vertexStore // the stores the changes are in
 	puts    []vertex.LeafEntry
 	storage []vertex.ID // per put: an account's storage ID (NoID for a slot)
 	dels    []vertex.LeafEntry
@@ -117,10 +118,10 @@ func (d *leafDiff) put(key []byte) int {
 // cache and the backend (not from the pending write: the caller is writing
 // it). The entries are in key order, each key once, so that a backend can
 // write them as a sorted run (rocks ingests a large batch as SST files).
-func (db *DB) leafChanges(changes []change, removed *removals, pace *pacer) (leaves []vertex.LeafEntry, prefixes [][]byte, err error) {
+func (db *DB) leafChanges(changes []change, chain []vertexStore, removed *removals, pace *pacer) (leaves []vertex.LeafEntry, prefixes [][]byte, err error) {
 	// About half the changed vertices are leaves: room for their entries.
 	n := len(changes)/2 + 16
-	d := &leafDiff{db: db, changes: changes, pace: pace, puts: make([]vertex.LeafEntry, 0, n), storage: make([]vertex.ID, 0, n)}
+	d := &leafDiff{db: db, changes: changes, chain: chain, pace: pace, puts: make([]vertex.LeafEntry, 0, n), storage: make([]vertex.ID, 0, n)}
 	d.walkNew(vertex.RootID, d.nibbles(false), nil, 0)
 	if removed.all {
 		err = d.walkOld(vertex.RootID, d.nibbles(false), nil)
@@ -240,16 +241,16 @@ func (d *leafDiff) walkNew(id vertex.ID, prefix []byte, owner *hashkey.Hash, dep
 // per level of its path at a time and keeps nothing of it (keys and values
 // are copied into the arena), so it decodes without allocating.
 func (d *leafDiff) newVersion(i, depth int) *node {
-	c := &d.changes[i]
-	if c.rec == nil {
-		return c.v
+	v, rec := d.changes[i].version(d.chain)
+	if rec == nil {
+		return v
 	}
 	for len(d.path) <= depth {
 		d.path = append(d.path, new(walkNode))
 	}
 	w := d.path[depth]
 	w.n, w.acc = node{}, vertex.Account{}
-	decodePackedInto(&w.n, &w.acc, w.buf[:0], c.rec)
+	decodePackedInto(&w.n, &w.acc, w.buf[:0], rec)
 	return &w.n
 }
 

@@ -110,17 +110,18 @@ func (db *DB) encode(p *pendingWrite, pace *pacer) (*vertex.Batch, error) {
 	batch := &vertex.Batch{Admin: a.encode()}
 	changes := chainChanges(p.stores, pace)
 	batch.Puts, batch.Deletes = encodeChanges(func(yield func(vertex.ID, *node, []byte)) {
-		for _, c := range changes {
-			yield(c.id, c.v, c.rec)
+		for i := range changes {
+			v, rec := changes[i].version(p.stores)
+			yield(changes[i].id, v, rec)
 			pace.tick()
 		}
 	}, len(changes), db.arena.Buffer, !db.noChild, true)
 	if db.noChild {
-		p.cached = cachedRecords(changes, db.arena, pace)
+		p.cached = cachedRecords(changes, p.stores, db.arena, pace)
 	}
 	if db.leafIdx {
 		var err error
-		if batch.Leaves, batch.LeafPrefixDeletes, err = db.leafChanges(changes, &p.removed, pace); err != nil {
+		if batch.Leaves, batch.LeafPrefixDeletes, err = db.leafChanges(changes, p.stores, &p.removed, pace); err != nil {
 			return nil, fmt.Errorf("leaf index: %w", err)
 		}
 	}
@@ -134,17 +135,16 @@ func (db *DB) encode(p *pendingWrite, pace *pacer) (*vertex.Batch, error) {
 // would otherwise read its children for (docs/design.md "Each key once").
 // A packed record is that record already, and is referred to; a vertex is
 // encoded into the arena.
-func cachedRecords(changes []change, arena *manual.Arena, pace *pacer) []vertex.Record {
-	hot := func(c *change) bool {
-		if c.rec != nil {
-			return vertex.HasChildKeys(c.rec)
+func cachedRecords(changes []change, chain []vertexStore, arena *manual.Arena, pace *pacer) []vertex.Record {
+	hot := func(v *node, rec []byte) bool {
+		if rec != nil {
+			return vertex.HasChildKeys(rec)
 		}
-		v := c.v
 		return v != nil && v.Kind == vertex.Branch && v.ChildKeys != nil && v.stale == 0 && v.Key.IsHash()
 	}
 	n := 0
 	for i := range changes {
-		if hot(&changes[i]) {
+		if hot(changes[i].version(chain)) {
 			n++
 		}
 	}
@@ -152,20 +152,21 @@ func cachedRecords(changes []change, arena *manual.Arena, pace *pacer) []vertex.
 	var buf []byte
 	for i := range changes {
 		pace.tick()
-		c := &changes[i]
-		if !hot(c) {
+		v, rec := changes[i].version(chain)
+		if !hot(v, rec) {
 			continue
 		}
-		if c.rec != nil {
-			out = append(out, vertex.Record{ID: c.id, Rec: c.rec})
+		id := changes[i].id
+		if rec != nil {
+			out = append(out, vertex.Record{ID: id, Rec: rec})
 			continue
 		}
 		if cap(buf)-len(buf) < maxRecord {
 			buf = arena.Buffer(maxRecord)
 		}
 		start := len(buf)
-		buf = c.v.encode(buf, true)
-		out = append(out, vertex.Record{ID: c.id, Rec: buf[start:len(buf):len(buf)]})
+		buf = v.encode(buf, true)
+		out = append(out, vertex.Record{ID: id, Rec: buf[start:len(buf):len(buf)]})
 	}
 	return out
 }

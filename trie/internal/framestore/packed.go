@@ -509,6 +509,24 @@ func (p *packed[V]) each(first vertex.ID, skip map[vertex.ID]*V, fn func(id vert
 	}
 }
 
+// eachRef is each naming every change by its Ref.
+func (p *packed[V]) eachRef(first vertex.ID, skip map[vertex.ID]*V, fn func(id vertex.ID, r Ref)) {
+	t := p.ids
+	defer runtime.KeepAlive(t)
+	for i, id := range t.oldIDs {
+		if _, ok := skip[id]; !ok {
+			fn(id, Ref(t.oldOrds[i]))
+		}
+	}
+	for i, ord := range t.fresh {
+		if id := first + vertex.ID(i); ord != 0 {
+			if _, ok := skip[id]; !ok {
+				fn(id, Ref(ord))
+			}
+		}
+	}
+}
+
 // eachID calls fn for every ID the records hold, with 1 + its record's ordinal
 // (0: deleted).
 func (p *packed[V]) eachID(first vertex.ID, fn func(id vertex.ID, rec uint32)) {

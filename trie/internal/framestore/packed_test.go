@@ -55,6 +55,7 @@ func TestPack(t *testing.T) {
 		}
 	}
 	check("before Pack")
+	checkEachRef(t, &s, "before Pack")
 	scratch := s.Pack(nil, &Codec[int]{Encode: enc, Decode: dec})
 	if !s.Packed() || cap(scratch) == 0 {
 		t.Fatalf("Pack did not pack (packed %v)", s.Packed())
@@ -63,6 +64,7 @@ func TestPack(t *testing.T) {
 	s.Set(5, val(51)) // a later Set wins
 	want[5] = val(51)
 	check("after a Set")
+	checkEachRef(t, &s, "after a Set")
 	seen := map[vertex.ID]int{}
 	s.Each(func(id vertex.ID, v *int, rec []byte) {
 		seen[id]++
@@ -224,7 +226,9 @@ func TestStartPack(t *testing.T) {
 			t.Fatalf("in flight, Each(%d) = %p, %q", id, v, rec)
 		}
 	})
+	checkEachRef(t, &s, "in flight")
 	s.Finish()
+	checkEachRef(t, &s, "after Finish")
 	if !s.Packed() {
 		t.Fatal("not Packed after Finish")
 	}
@@ -233,6 +237,34 @@ func TestStartPack(t *testing.T) {
 		if v, ok := s.LookupAt(id, rec); !ok || v == want || *v != *want {
 			t.Fatalf("after Finish, LookupAt(%d) = %v (%p), want a decoded %d", id, *v, v, *want)
 		}
+	}
+}
+
+// checkEachRef asserts that EachRef names, and Change returns, exactly the
+// changes Each hands out: the same IDs once each, the same vertex (by
+// pointer) or the same record bytes, and the deletions.
+func checkEachRef[V any](t *testing.T, s *Store[V], when string) {
+	t.Helper()
+	type got struct {
+		v   *V
+		rec string
+		del bool
+	}
+	each := map[vertex.ID]got{}
+	s.Each(func(id vertex.ID, v *V, rec []byte) {
+		each[id] = got{v, string(rec), v == nil && rec == nil}
+	})
+	n := 0
+	s.EachRef(func(id vertex.ID, r Ref) {
+		n++
+		v, rec := s.Change(id, r)
+		g := got{v, string(rec), v == nil && rec == nil}
+		if w, ok := each[id]; !ok || g != w || g.del != (r == RefDeleted) {
+			t.Fatalf("%s: EachRef(%d) names ref %d: %+v; Each hands out %+v", when, id, r, g, w)
+		}
+	})
+	if n != len(each) {
+		t.Fatalf("%s: EachRef names %d changes, Each hands out %d", when, n, len(each))
 	}
 }
 

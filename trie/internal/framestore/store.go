@@ -1,6 +1,10 @@
 package framestore
 
-import "github.com/hexstate/hexstate/vertex"
+import (
+	"math"
+
+	"github.com/hexstate/hexstate/vertex"
+)
 
 // Store holds the vertices one frame changed (of type V: the trie's in-memory
 // vertex), by vertex ID. IDs the frame allocated itself
@@ -167,6 +171,57 @@ func (s *Store[V]) Each(fn func(id vertex.ID, v *V, rec []byte)) {
 			fn(s.first+vertex.ID(i), v, nil)
 		}
 	}
+}
+
+// A Ref names one change a store holds (EachRef) without a Go pointer, so
+// that a persist's list of a million changes is memory the garbage collector
+// does not scan: 1 + the ordinal of a packed record, RefVertex for a vertex
+// the store holds as itself (not packed, or Set after Pack), or RefDeleted.
+type Ref uint32
+
+const (
+	RefDeleted Ref = 0
+	RefVertex  Ref = math.MaxUint32
+)
+
+// EachRef calls fn for every change Each hands out, with its Ref instead of
+// the vertex or record: Change returns them.
+func (s *Store[V]) EachRef(fn func(id vertex.ID, r Ref)) {
+	if s.packed != nil {
+		s.packed.eachRef(s.first, s.old, fn)
+	}
+	for id, v := range s.old {
+		r := RefVertex
+		if v == nil {
+			r = RefDeleted
+		}
+		fn(id, r)
+	}
+	for i, v := range s.fresh {
+		if v != nil {
+			fn(s.first+vertex.ID(i), RefVertex)
+		}
+	}
+}
+
+// Change returns the change of id that r (from EachRef) names, as Each hands
+// it out: the vertex (rec nil), or its packed record (v nil), valid as Each's
+// are; both nil for a deletion. Nothing may be Set in the store between
+// EachRef and Change (a persist's stores are no longer written); a Finish
+// between them may return a record stripped of what Codec.Strip removes.
+func (s *Store[V]) Change(id vertex.ID, r Ref) (v *V, rec []byte) {
+	switch r {
+	case RefDeleted:
+		return nil, nil
+	case RefVertex:
+		v, _ = s.Lookup(id)
+		return v, nil
+	}
+	p := s.packed
+	if p.nodes != nil {
+		return p.nodes[r-1], nil
+	}
+	return nil, p.record(p.buf, uint32(r))
 }
 
 // Len is the number of vertices the frame holds (deletions of older vertices
