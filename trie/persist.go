@@ -148,11 +148,9 @@ func (db *DB) checkBlockOrder(block uint64) error {
 
 // change is the newest version of a vertex a persist writes, named by where
 // it is: the store at position store of the persist's chain, and its Ref
-// there. A change holds no Go pointer: a 64-block persist's list of over a
-// million of them, and the radix sort's copy, live beside the blocks while
-// the writer works, and the garbage collector does not scan them (with the
-// vertex or record in the change, each collection then marked ~130 MB more
-// at 1M accounts).
+// there. A change holds no Go pointer: a 64-block persist's list of them,
+// and the radix sort's copy, live beside the blocks while the writer works,
+// and the garbage collector does not scan them (design.md §14).
 type change struct {
 	id    vertex.ID
 	store uint32

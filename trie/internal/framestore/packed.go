@@ -485,31 +485,19 @@ func (p *packed[V]) yield(rb *recBuf, id vertex.ID, ord uint32, fn func(id verte
 // each calls fn for every change the records hold, except those of IDs in
 // skip (the vertices Set after Pack).
 func (p *packed[V]) each(first vertex.ID, skip map[vertex.ID]*V, fn func(id vertex.ID, v *V, rec []byte)) {
-	rb, t := p.buf, p.ids
+	rb := p.buf
 	defer runtime.KeepAlive(rb)
-	defer runtime.KeepAlive(t)
-	for i, id := range t.oldIDs {
-		if _, ok := skip[id]; ok {
-			continue
-		}
-		if ord := t.oldOrds[i]; ord == 0 {
+	p.eachRef(first, skip, func(id vertex.ID, r Ref) {
+		if r == RefDeleted {
 			fn(id, nil, nil)
 		} else {
-			p.yield(rb, id, ord, fn)
+			p.yield(rb, id, uint32(r), fn)
 		}
-	}
-	for i, ord := range t.fresh {
-		if ord == 0 {
-			continue
-		}
-		id := first + vertex.ID(i)
-		if _, ok := skip[id]; !ok {
-			p.yield(rb, id, ord, fn)
-		}
-	}
+	})
 }
 
-// eachRef is each naming every change by its Ref.
+// eachRef is each naming every change by its Ref (1 + its record's
+// ordinal; RefDeleted).
 func (p *packed[V]) eachRef(first vertex.ID, skip map[vertex.ID]*V, fn func(id vertex.ID, r Ref)) {
 	t := p.ids
 	defer runtime.KeepAlive(t)
