@@ -180,7 +180,7 @@ func (x *ChainIndex) Slots() int { return x.t.Slots() }
 func Add[V any](x *ChainIndex, s *Store[V], seq uint32, superseded func(seq, rec uint32)) {
 	defer runtime.KeepAlive(x)
 	x.adoptGrowth()
-	defer func(had int) { x.growAhead(x.t.Len() - had) }(x.t.Len())
+	had := x.t.Len()
 	x.t.Reserve(s.Len())
 	if s.packed != nil {
 		s.packed.eachID(s.first, func(id vertex.ID, rec uint32) {
@@ -197,4 +197,5 @@ func Add[V any](x *ChainIndex, s *Store[V], seq uint32, superseded func(seq, rec
 			x.t.Set(s.first+vertex.ID(i), chainEntry{seq: seq})
 		}
 	}
+	x.growAhead(x.t.Len() - had)
 }

@@ -7,6 +7,9 @@
 // A sealed frame's Store is packed (Pack): its vertices become records in
 // one buffer with no Go pointers, decoded again on each lookup, and the
 // index keeps where each record is (Where, LookupAt).
+// A store's changes can be named by Ref (EachRef, Change): an ordinal, no
+// Go pointer, so that a persist's list of them is memory the collector does
+// not scan.
 // A ChainPool keeps spare indexes whose pages are in memory, so that a new
 // line's index, built in one block's Begin, does not take a page fault per
 // page of a fresh table.
