@@ -36,7 +36,7 @@ func TestMergeLeafChanges(t *testing.T) {
 	key := func(b ...byte) []byte { return b }
 	dels := []vertex.LeafEntry{{Key: key(1)}, {Key: key(4)}, {Key: key(9)}, {Key: key(2)}, {Key: key(4)}, {Key: key(7)}}
 	puts := []vertex.LeafEntry{{Key: key(3), Val: key(30)}, {Key: key(7), Val: key(70)}, {Key: key(8), Val: key(80)}, {Key: key(10), Val: key(100)}}
-	got := mergeLeafChanges(dels, puts)
+	got := mergeLeafChanges(nil, dels, puts)
 	want := []string{"01-", "02-", "03+", "04-", "07+", "08+", "09-", "0a+"}
 	if len(got) != len(want) {
 		t.Fatalf("got %d entries, want %d: %v", len(got), len(want), got)

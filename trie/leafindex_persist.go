@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/hexstate/hexstate/hashkey"
+	"github.com/hexstate/hexstate/internal/manual"
 	"github.com/hexstate/hexstate/vertex"
 )
 
@@ -119,9 +120,11 @@ func (d *leafDiff) put(key []byte) int {
 // it). The entries are in key order, each key once, so that a backend can
 // write them as a sorted run (rocks ingests a large batch as SST files).
 func (db *DB) leafChanges(changes []change, chain []vertexStore, removed *removals, pace *pacer) (leaves []vertex.LeafEntry, prefixes [][]byte, err error) {
-	// About half the changed vertices are leaves: room for their entries.
-	n := len(changes)/2 + 16
-	d := &leafDiff{db: db, changes: changes, chain: chain, pace: pace, puts: make([]vertex.LeafEntry, 0, n), storage: make([]vertex.ID, 0, n)}
+	// Each put is a changed leaf's: room for as many as there are changes,
+	// in the arena (pages are touched only as the puts fill them), where the
+	// collector does not scan them and the entries' bytes are too.
+	n := len(changes)
+	d := &leafDiff{db: db, changes: changes, chain: chain, pace: pace, puts: manual.Slice[vertex.LeafEntry](db.arena, n), storage: manual.Slice[vertex.ID](db.arena, n)}
 	d.walkNew(vertex.RootID, d.nibbles(false), nil, 0)
 	if removed.all {
 		err = d.walkOld(vertex.RootID, d.nibbles(false), nil)
@@ -132,21 +135,24 @@ func (db *DB) leafChanges(changes []change, chain []vertexStore, removed *remova
 	if err != nil {
 		return nil, nil, err
 	}
-	return mergeLeafChanges(d.dels, d.puts), d.prefix, nil
+	if len(d.dels) == 0 {
+		return d.puts, d.prefix, nil // nothing removed: the puts are the changes
+	}
+	return mergeLeafChanges(manual.Slice[vertex.LeafEntry](db.arena, len(d.dels)+len(d.puts)), d.dels, d.puts), d.prefix, nil
 }
 
-// mergeLeafChanges returns the deletions dels and the puts as one list in
-// key order, each key once. The puts are sorted and distinct already; the
-// deletions come in sorted runs (the old walk's, then the removed slots')
-// that may repeat a key, and a key put again is never among them (where one
-// were, the put would win, as it did when the deletions were applied first).
-func mergeLeafChanges(dels, puts []vertex.LeafEntry) []vertex.LeafEntry {
+// mergeLeafChanges appends the deletions dels and the puts to out as one
+// list in key order, each key once, and returns it. The puts are sorted and
+// distinct already; the deletions come in sorted runs (the old walk's, then
+// the removed slots') that may repeat a key, and a key put again is never
+// among them (where one were, the put would win, as it did when the
+// deletions were applied first).
+func mergeLeafChanges(out, dels, puts []vertex.LeafEntry) []vertex.LeafEntry {
 	byKey := func(a, b vertex.LeafEntry) int { return bytes.Compare(a.Key, b.Key) }
 	if !slices.IsSortedFunc(dels, byKey) {
 		slices.SortFunc(dels, byKey)
 	}
 	dels = slices.CompactFunc(dels, func(a, b vertex.LeafEntry) bool { return bytes.Equal(a.Key, b.Key) })
-	out := make([]vertex.LeafEntry, 0, len(dels)+len(puts))
 	for len(dels) > 0 && len(puts) > 0 {
 		switch c := bytes.Compare(dels[0].Key, puts[0].Key); {
 		case c < 0:

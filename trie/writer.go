@@ -109,13 +109,16 @@ func (db *DB) encode(p *pendingWrite, pace *pacer) (*vertex.Batch, error) {
 	a := admin{format: db.format, records: db.records, top: p.top, block: p.block, root: p.root}
 	batch := &vertex.Batch{Admin: a.encode()}
 	changes := chainChanges(p.stores, pace)
+	// The batch's slices live in the arena, outside the heap, as the records
+	// they point to do: the collections that run beside the writer would
+	// otherwise scan them (docs/design.md §14).
 	batch.Puts, batch.Deletes = encodeChanges(func(yield func(vertex.ID, *node, []byte)) {
 		for i := range changes {
 			v, rec := changes[i].version(p.stores)
 			yield(changes[i].id, v, rec)
 			pace.tick()
 		}
-	}, len(changes), db.arena.Buffer, !db.noChild, true)
+	}, manual.Slice[vertex.Record](db.arena, len(changes)), db.arena.Buffer, !db.noChild, true)
 	if db.noChild {
 		p.cached = cachedRecords(changes, p.stores, db.arena, pace)
 	}
@@ -148,7 +151,7 @@ func cachedRecords(changes []change, chain []vertexStore, arena *manual.Arena, p
 			n++
 		}
 	}
-	out := make([]vertex.Record, 0, n)
+	out := manual.Slice[vertex.Record](arena, n)
 	var buf []byte
 	for i := range changes {
 		pace.tick()
@@ -174,15 +177,15 @@ func cachedRecords(changes []change, chain []vertexStore, arena *manual.Arena, p
 // encodeChanges encodes the changes each yields (a vertex, or a packed
 // frame's record; neither: the ID is deleted), with the vertices' children's
 // keys when childKeys, into buffers from room (each with room for at least
-// the bytes asked for, as manual.Arena.Buffer); count (at least the number
-// of changes, or 0 when unknown) presizes the records. With share, a packed
+// the bytes asked for, as manual.Arena.Buffer), and appends the records to
+// puts (with room for them all, where the caller knows how many). With share, a packed
 // record written as it is is referred to, not copied: the records are then
 // valid as long as the records each yielded. A persist's batch (shared: the
 // pending write keeps its stores until the write lands) and a journal entry
 // are made by it.
-func encodeChanges(each func(yield func(vertex.ID, *node, []byte)), count int, room func(n int) []byte, childKeys, share bool) (puts []vertex.Record, deletes []vertex.ID) {
+func encodeChanges(each func(yield func(vertex.ID, *node, []byte)), puts []vertex.Record, room func(n int) []byte, childKeys, share bool) ([]vertex.Record, []vertex.ID) {
 	var buf []byte
-	puts = make([]vertex.Record, 0, count)
+	var deletes []vertex.ID
 	each(func(id vertex.ID, v *node, rec []byte) {
 		if rec != nil && share && (childKeys || !vertex.HasChildKeys(rec)) {
 			puts = append(puts, vertex.Record{ID: id, Rec: rec})

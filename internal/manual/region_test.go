@@ -2,7 +2,9 @@ package manual
 
 import (
 	"os"
+	"runtime"
 	"testing"
+	"unsafe"
 )
 
 func TestRegion(t *testing.T) {
@@ -77,4 +79,45 @@ func TestMappedCountsPages(t *testing.T) {
 	if got := Mapped() - before; got != 0 {
 		t.Fatalf("after Free, %d bytes still counted", got)
 	}
+}
+
+// TestArenaSlice: a typed slice from the arena holds what is appended to it,
+// pointers into the arena's buffers included, across collections; the arena
+// counts its region until Reset frees it.
+func TestArenaSlice(t *testing.T) {
+	type rec struct {
+		id  uint64
+		val []byte
+	}
+	var a Arena
+	s := Slice[rec](&a, 1000)
+	if len(s) != 0 || cap(s) != 1000 {
+		t.Fatalf("slice: len %d cap %d, want 0 and 1000", len(s), cap(s))
+	}
+	if got := a.Bytes(); got < 1000*int(unsafe.Sizeof(rec{})) {
+		t.Fatalf("arena holds %d bytes, want at least the slice's", got)
+	}
+	buf := a.Buffer(8000)
+	for i := range 1000 {
+		start := len(buf)
+		buf = append(buf, byte(i), byte(i>>8))
+		s = append(s, rec{id: uint64(i), val: buf[start:len(buf):len(buf)]})
+	}
+	if cap(s) != 1000 {
+		t.Fatalf("the slice moved: cap %d", cap(s))
+	}
+	runtime.GC()
+	for i, r := range s {
+		if r.id != uint64(i) || len(r.val) != 2 || r.val[0] != byte(i) || r.val[1] != byte(i>>8) {
+			t.Fatalf("record %d = %d %v", i, r.id, r.val)
+		}
+	}
+	if Slice[rec](&a, 0) != nil {
+		t.Fatal("an empty slice has memory")
+	}
+	a.Reset()
+	if a.Bytes() != ArenaChunk {
+		t.Fatalf("after Reset the arena holds %d bytes, want the one chunk used", a.Bytes())
+	}
+	a.Free()
 }
