@@ -145,13 +145,7 @@ func cachedRecords(changes []change, chain []vertexStore, arena *manual.Arena, p
 		}
 		return v != nil && v.Kind == vertex.Branch && v.ChildKeys != nil && v.stale == 0 && v.Key.IsHash()
 	}
-	n := 0
-	for i := range changes {
-		if hot(changes[i].version(chain)) {
-			n++
-		}
-	}
-	out := manual.Slice[vertex.Record](arena, n)
+	out := manual.Slice[vertex.Record](arena, len(changes)) // pages are touched only as it fills
 	var buf []byte
 	for i := range changes {
 		pace.tick()
