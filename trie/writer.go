@@ -54,7 +54,7 @@ type pendingWrite struct {
 	batch *vertex.Batch
 	// cached holds, with keys once, the records the cache gets instead of the
 	// batch's for branches whose children's keys are known: the batch's
-	// records with those keys (see cachedRecords). Sorted by ID.
+	// records with those keys (see hotRecords). Sorted by ID.
 	cached []vertex.Record
 	// removed says where the folded frames may have removed state leaves.
 	removed removals
@@ -111,17 +111,23 @@ func (db *DB) encode(p *pendingWrite, pace *pacer) (*vertex.Batch, error) {
 	changes := chainChanges(p.stores, pace)
 	// The batch's slices live in the arena, outside the heap, as the records
 	// they point to do: the collections that run beside the writer would
-	// otherwise scan them (docs/design.md §14).
+	// otherwise scan them (docs/design.md §7, "The writer's slices"). One
+	// pass over the changes makes both the batch's records and the cache's.
+	var hot hotRecords
+	if db.noChild {
+		hot = hotRecords{out: manual.Slice[vertex.Record](db.arena, len(changes)), arena: db.arena}
+	}
 	batch.Puts, batch.Deletes = encodeChanges(func(yield func(vertex.ID, *node, []byte)) {
 		for i := range changes {
 			v, rec := changes[i].version(p.stores)
 			yield(changes[i].id, v, rec)
+			if db.noChild {
+				hot.add(changes[i].id, v, rec)
+			}
 			pace.tick()
 		}
 	}, manual.Slice[vertex.Record](db.arena, len(changes)), db.arena.Buffer, !db.noChild, true)
-	if db.noChild {
-		p.cached = cachedRecords(changes, p.stores, db.arena, pace)
-	}
+	p.cached = hot.out
 	if db.leafIdx {
 		var err error
 		if batch.Leaves, batch.LeafPrefixDeletes, err = db.leafChanges(changes, p.stores, &p.removed, pace); err != nil {
@@ -131,41 +137,37 @@ func (db *DB) encode(p *pendingWrite, pace *pacer) (*vertex.Batch, error) {
 	return batch, nil
 }
 
-// cachedRecords encodes, for the cache, the changed branches that know their
-// children's keys (a hash left them in memory) with those keys: the store
+// hotRecords collects, for the cache, the changed branches that know their
+// children's keys (a hash left them in memory), with those keys: the store
 // gets each key once, but the cache keeps what the next re-hash of a branch
 // written now — a branch near the root is re-hashed in nearly every block —
 // would otherwise read its children for (docs/design.md "Each key once").
 // A packed record is that record already, and is referred to; a vertex is
 // encoded into the arena.
-func cachedRecords(changes []change, chain []vertexStore, arena *manual.Arena, pace *pacer) []vertex.Record {
-	hot := func(v *node, rec []byte) bool {
-		if rec != nil {
-			return vertex.HasChildKeys(rec)
+type hotRecords struct {
+	out   []vertex.Record // sorted by ID when added in ID order
+	buf   []byte
+	arena *manual.Arena
+}
+
+// add adds the change of id to v (a vertex, or a packed record rec) when it
+// is such a branch.
+func (h *hotRecords) add(id vertex.ID, v *node, rec []byte) {
+	if rec != nil {
+		if vertex.HasChildKeys(rec) {
+			h.out = append(h.out, vertex.Record{ID: id, Rec: rec})
 		}
-		return v != nil && v.Kind == vertex.Branch && v.ChildKeys != nil && v.stale == 0 && v.Key.IsHash()
+		return
 	}
-	out := manual.Slice[vertex.Record](arena, len(changes)) // pages are touched only as it fills
-	var buf []byte
-	for i := range changes {
-		pace.tick()
-		v, rec := changes[i].version(chain)
-		if !hot(v, rec) {
-			continue
-		}
-		id := changes[i].id
-		if rec != nil {
-			out = append(out, vertex.Record{ID: id, Rec: rec})
-			continue
-		}
-		if cap(buf)-len(buf) < maxRecord {
-			buf = arena.Buffer(maxRecord)
-		}
-		start := len(buf)
-		buf = v.encode(buf, true)
-		out = append(out, vertex.Record{ID: id, Rec: buf[start:len(buf):len(buf)]})
+	if v == nil || v.Kind != vertex.Branch || v.ChildKeys == nil || v.stale != 0 || !v.Key.IsHash() {
+		return
 	}
-	return out
+	if cap(h.buf)-len(h.buf) < maxRecord {
+		h.buf = h.arena.Buffer(maxRecord)
+	}
+	start := len(h.buf)
+	h.buf = v.encode(h.buf, true)
+	h.out = append(h.out, vertex.Record{ID: id, Rec: h.buf[start:len(h.buf):len(h.buf)]})
 }
 
 // encodeChanges encodes the changes each yields (a vertex, or a packed
