@@ -115,7 +115,7 @@ func (db *DB) encode(p *pendingWrite, pace *pacer) (*vertex.Batch, error) {
 	// pass over the changes makes both the batch's records and the cache's.
 	var hot hotRecords
 	if db.noChild {
-		hot = hotRecords{out: manual.Slice[vertex.Record](db.arena, len(changes)), arena: db.arena}
+		hot = hotRecords{out: manual.Slice[vertex.Record](db.arena, len(changes)), room: recordRoom{room: db.arena.Buffer}}
 	}
 	batch.Puts, batch.Deletes = encodeChanges(func(yield func(vertex.ID, *node, []byte)) {
 		for i := range changes {
@@ -145,9 +145,8 @@ func (db *DB) encode(p *pendingWrite, pace *pacer) (*vertex.Batch, error) {
 // A packed record is that record already, and is referred to; a vertex is
 // encoded into the arena.
 type hotRecords struct {
-	out   []vertex.Record // sorted by ID when added in ID order
-	buf   []byte
-	arena *manual.Arena
+	out  []vertex.Record // sorted by ID when added in ID order
+	room recordRoom      // the arena's
 }
 
 // add adds the change of id to v (a vertex, or a packed record rec) when it
@@ -162,12 +161,8 @@ func (h *hotRecords) add(id vertex.ID, v *node, rec []byte) {
 	if v == nil || v.Kind != vertex.Branch || v.ChildKeys == nil || v.stale != 0 || !v.Key.IsHash() {
 		return
 	}
-	if cap(h.buf)-len(h.buf) < maxRecord {
-		h.buf = h.arena.Buffer(maxRecord)
-	}
-	start := len(h.buf)
-	h.buf = v.encode(h.buf, true)
-	h.out = append(h.out, vertex.Record{ID: id, Rec: h.buf[start:len(h.buf):len(h.buf)]})
+	b, start := h.room.next()
+	h.out = append(h.out, vertex.Record{ID: id, Rec: h.room.keep(v.encode(b, true), start)})
 }
 
 // encodeChanges encodes the changes each yields (a vertex, or a packed
@@ -180,38 +175,67 @@ func (h *hotRecords) add(id vertex.ID, v *node, rec []byte) {
 // pending write keeps its stores until the write lands) and a journal entry
 // are made by it.
 func encodeChanges(each func(yield func(vertex.ID, *node, []byte)), puts []vertex.Record, room func(n int) []byte, childKeys, share bool) ([]vertex.Record, []vertex.ID) {
-	var buf []byte
+	r := recordRoom{room: room}
 	var deletes []vertex.ID
 	each(func(id vertex.ID, v *node, rec []byte) {
 		if rec != nil && share && (childKeys || !vertex.HasChildKeys(rec)) {
 			puts = append(puts, vertex.Record{ID: id, Rec: rec})
 			return
 		}
-		if cap(buf)-len(buf) < maxRecord {
-			buf = room(maxRecord)
-		}
-		start := len(buf)
-		switch {
-		case rec != nil && childKeys:
-			buf = append(buf, rec...)
-		case rec != nil:
-			buf = vertex.AppendWithoutChildKeys(buf, rec)
-		case v == nil:
+		if rec == nil && v == nil {
 			deletes = append(deletes, id)
 			return
-		default:
-			buf = v.encode(buf, childKeys)
 		}
-		puts = append(puts, vertex.Record{ID: id, Rec: buf[start:len(buf):len(buf)]})
+		b, start := r.next()
+		switch {
+		case rec != nil && childKeys:
+			b = append(b, rec...)
+		case rec != nil:
+			b = vertex.AppendWithoutChildKeys(b, rec)
+		default:
+			b = v.encode(b, childKeys)
+		}
+		puts = append(puts, vertex.Record{ID: id, Rec: r.keep(b, start)})
 	})
 	return puts, deletes
 }
 
-// maxRecord is the room the writer makes before encoding a record: more than
-// a state vertex's record takes (a branch with its key and all its
-// children's keys is under 600 bytes). A larger one would still be encoded,
-// into the heap.
+// recordRoom is where the writer encodes records: buffers from room, with
+// at least maxRecord bytes free before each record. Every record it keeps
+// is in room's memory, one larger than the room left included: the lists
+// that point to the records may live where the collector does not look
+// (manual.Slice), so a record must never be left in a heap array that only
+// they refer to.
+type recordRoom struct {
+	room func(n int) []byte
+	buf  []byte
+}
+
+// maxRecord is the room made before encoding a record: more than a state
+// vertex's record takes (a branch with its key and all its children's keys
+// is under 600 bytes).
 const maxRecord = 1024
+
+// next returns the buffer to append the next record to, and its length.
+func (r *recordRoom) next() ([]byte, int) {
+	if cap(r.buf)-len(r.buf) < maxRecord {
+		r.buf = r.room(maxRecord)
+	}
+	return r.buf, len(r.buf)
+}
+
+// keep keeps the record appended at start to the buffer next returned (b is
+// the buffer after the append) and returns it.
+func (r *recordRoom) keep(b []byte, start int) []byte {
+	if cap(b) != cap(r.buf) {
+		// Larger than the room left: the append moved the buffer to the heap.
+		// Copy the record into room's memory, a buffer of its own.
+		n := len(b) - start
+		return append(r.room(n), b[start:]...)[:n:n]
+	}
+	r.buf = b
+	return b[start:len(b):len(b)]
+}
 
 // heapRoom is encodeChanges' room from the Go heap, in 64 KiB buffers: for
 // records that do not live with a persist's batch (a journal entry's).

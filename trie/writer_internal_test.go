@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/hexstate/hexstate/vertex"
 	"github.com/holiman/uint256"
@@ -94,5 +95,43 @@ func TestPacerStandsAside(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the pacer waited for good behind a hashing that did not end")
+	}
+}
+
+// TestRecordRoomKeepsRecordsInRoom: every record recordRoom keeps is in a
+// buffer its room handed out, one larger than the room left (whose append
+// moved to the heap) included, with its bytes intact.
+func TestRecordRoomKeepsRecordsInRoom(t *testing.T) {
+	var bufs [][]byte
+	room := func(n int) []byte {
+		b := make([]byte, 0, max(n, 2*maxRecord))
+		bufs = append(bufs, b[:cap(b)])
+		return b
+	}
+	inRoom := func(rec []byte) bool {
+		p := uintptr(unsafe.Pointer(unsafe.SliceData(rec)))
+		for _, b := range bufs {
+			lo := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+			if p >= lo && p+uintptr(len(rec)) <= lo+uintptr(len(b)) {
+				return true
+			}
+		}
+		return false
+	}
+	r := recordRoom{room: room}
+	for i, size := range []int{100, 700, 5000, 100, 3*maxRecord + 1, 10} {
+		b, start := r.next()
+		for j := range size {
+			b = append(b, byte(i+j))
+		}
+		rec := r.keep(b, start)
+		if len(rec) != size || cap(rec) != size || !inRoom(rec) {
+			t.Fatalf("record %d (%d bytes): len %d cap %d, in room's buffers: %v", i, size, len(rec), cap(rec), inRoom(rec))
+		}
+		for j := range rec {
+			if rec[j] != byte(i+j) {
+				t.Fatalf("record %d: byte %d is %d", i, j, rec[j])
+			}
+		}
 	}
 }

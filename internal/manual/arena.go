@@ -11,7 +11,7 @@ import "unsafe"
 type Arena struct {
 	chunks []Region
 	next   int      // chunks[:next] are handed out
-	slices []Region // the regions of Slice, one each, freed by Reset
+	own    []Region // regions of their own (Slice's, large buffers'), freed by Reset
 }
 
 // ArenaChunk is the size of an arena's chunks.
@@ -23,12 +23,12 @@ const maxKeptChunks = 256
 
 // Buffer returns an empty slice with room for at least n bytes: a whole
 // chunk, for the caller to append many pieces into, each kept as a slice of
-// its own. Appends within its capacity stay in the arena; one beyond it moves
-// to the Go heap, as any append does. A request larger than a chunk is served
-// from the Go heap. The buffer is valid until Reset or Free.
+// its own, or for a request larger than a chunk a region of its own. Appends
+// within its capacity stay in the arena; one beyond it moves to the Go heap,
+// as any append does. The buffer is valid until Reset or Free.
 func (a *Arena) Buffer(n int) []byte {
 	if n > ArenaChunk {
-		return make([]byte, 0, n)
+		return a.region(n)[:0]
 	}
 	if a.next == len(a.chunks) {
 		a.chunks = append(a.chunks, New(ArenaChunk))
@@ -36,6 +36,12 @@ func (a *Arena) Buffer(n int) []byte {
 	c := a.chunks[a.next].Bytes()
 	a.next++
 	return c[:0:len(c)]
+}
+
+// region returns n bytes of a region of their own, freed by Reset.
+func (a *Arena) region(n int) []byte {
+	a.own = append(a.own, New(n))
+	return a.own[len(a.own)-1].Bytes()
 }
 
 // Slice returns an empty slice with room for n Ts (of one ordinary Go type:
@@ -56,29 +62,28 @@ func Slice[T any](a *Arena, n int) []T {
 		return nil
 	}
 	var zero T
-	r := New(n * int(unsafe.Sizeof(zero)))
-	a.slices = append(a.slices, r)
-	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(r.Bytes()))), n)[:0]
+	b := a.region(n * int(unsafe.Sizeof(zero)))
+	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), n)[:0]
 }
 
 // Reset makes every buffer the arena handed out invalid and its memory
 // reusable. It keeps as many chunks as the round used (up to 256 MiB) and
-// frees the rest, and the slices' regions.
+// frees the rest, and the regions of their own (Slice's, large buffers').
 func (a *Arena) Reset() {
 	keep := min(a.next, maxKeptChunks)
 	for i := keep; i < len(a.chunks); i++ {
 		a.chunks[i].Free()
 	}
 	a.chunks, a.next = a.chunks[:keep], 0
-	a.freeSlices()
+	a.freeOwn()
 }
 
-// freeSlices frees the regions of Slice.
-func (a *Arena) freeSlices() {
-	for i := range a.slices {
-		a.slices[i].Free()
+// freeOwn frees the regions of their own.
+func (a *Arena) freeOwn() {
+	for i := range a.own {
+		a.own[i].Free()
 	}
-	a.slices = a.slices[:0]
+	a.own = a.own[:0]
 }
 
 // Free releases all of the arena's memory; the arena is empty, and usable
@@ -87,16 +92,16 @@ func (a *Arena) Free() {
 	for i := range a.chunks {
 		a.chunks[i].Free()
 	}
-	a.freeSlices()
+	a.freeOwn()
 	*a = Arena{}
 }
 
-// Bytes reports the memory the arena holds: its chunks and its slices'
-// regions.
+// Bytes reports the memory the arena holds: its chunks and its regions of
+// their own.
 func (a *Arena) Bytes() int {
 	n := len(a.chunks) * ArenaChunk
-	for i := range a.slices {
-		n += len(a.slices[i].Bytes())
+	for i := range a.own {
+		n += len(a.own[i].Bytes())
 	}
 	return n
 }
