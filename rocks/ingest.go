@@ -134,7 +134,8 @@ func (s *Store) writeIngest(b *vertex.Batch) (err error) {
 
 // buildIngest writes b's SST files for each column family it changes, each
 // family's from its records built in s.rep (the default family's tags) and
-// handed to RocksDB's SST writer in runs (writeSST). A file whose key range holds no
+// handed to RocksDB's SST writer in runs (writeSST); the vertex family's one
+// file at a time. A file whose key range holds no
 // key yet (a build's first batch, say) will be ingested at the bottom level
 // and is compressed for it; the others, as a flush would write them. The
 // caller removes the files, also on an error.
@@ -145,14 +146,23 @@ func (s *Store) buildIngest(b *vertex.Batch) (files []ingestFile, err error) {
 		return s.writeSST(&files[len(files)-1], s.rep.bytes(), bottom, split)
 	}
 	if len(b.Puts) > 0 || len(b.Deletes) > 0 {
-		s.rep.reset(repSize(&vertex.Batch{Puts: b.Puts, Deletes: b.Deletes}))
-		fillVertexFile(&s.rep, b)
+		// The vertex family's records, most of a batch, go through s.rep a
+		// file at a time, so that the representation never holds more than
+		// one file's records (s.ingestSplit) beside the batch.
 		lo, hi := vertexBounds(b)
 		var first, last [8]byte
 		putKey(first[:], lo)
 		putKey(last[:], hi)
-		if err := write(s.cfVertex, first[:], last[:], true); err != nil {
-			return files, err
+		files = append(files, ingestFile{cf: s.cfVertex})
+		f := &files[len(files)-1]
+		bottom := !s.holdsKeyIn(s.cfVertex, first[:], last[:])
+		size := min(repSize(&vertex.Batch{Puts: b.Puts, Deletes: b.Deletes}), s.ingestSplit+repSlack)
+		for puts, dels := b.Puts, b.Deletes; len(puts) > 0 || len(dels) > 0; {
+			s.rep.reset(size)
+			puts, dels = fillVertexFile(&s.rep, puts, dels, s.ingestSplit)
+			if err := s.writeSST(f, s.rep.bytes(), bottom, false); err != nil {
+				return files, err
+			}
 		}
 	}
 	if b.Admin != nil {
@@ -207,13 +217,13 @@ func (s *Store) holdsKeyIn(cf *grocksdb.ColumnFamilyHandle, first, last []byte) 
 	return bytes.Compare(k.Data(), last) <= 0
 }
 
-// fillVertexFile adds b's records and deletions to r in key order, as
-// records of the default family (the file's own family is given at
-// ingestion).
-func fillVertexFile(r *batchRep, b *vertex.Batch) {
+// fillVertexFile adds the records puts and the deletions dels (both sorted)
+// to r in key order, as records of the default family (the file's own
+// family is given at ingestion), until r holds limit bytes or more, and
+// returns what it did not add.
+func fillVertexFile(r *batchRep, puts []vertex.Record, dels []vertex.ID, limit int) ([]vertex.Record, []vertex.ID) {
 	var k [8]byte
-	puts, dels := b.Puts, b.Deletes
-	for len(puts) > 0 || len(dels) > 0 {
+	for (len(puts) > 0 || len(dels) > 0) && len(r.buf) < limit {
 		if len(dels) == 0 || (len(puts) > 0 && puts[0].ID < dels[0]) {
 			putKey(k[:], puts[0].ID)
 			r.put(0, k[:], puts[0].Rec)
@@ -224,7 +234,13 @@ func fillVertexFile(r *batchRep, b *vertex.Batch) {
 		r.del(0, k[:])
 		dels = dels[1:]
 	}
+	return puts, dels
 }
+
+// repSlack is the room s.rep is given beyond a file's records, for the
+// record that takes it past the file's size (a vertex record is under a
+// kilobyte; a larger one is appended to the heap).
+const repSlack = 64 << 10
 
 // sstRun is the number of records writeSST hands to the SST writer per C
 // call: a few dozen microseconds of work, so that the writing goroutine stays
