@@ -44,13 +44,12 @@ func (a *Arena) region(n int) []byte {
 	return a.own[len(a.own)-1].Bytes()
 }
 
-// Slice returns an empty slice with room for n Ts (of one ordinary Go type:
-// no channels or maps), in a region of its own outside the Go heap, valid
-// until the arena's Reset or Free: for the large slices of records and
-// entries a persist builds, which the collector would otherwise scan, pointer
-// by pointer, at every collection while the persist is written. Pages are
-// faulted in as the slice fills, so a capacity that is an upper bound costs
-// nothing beyond it.
+// Slice returns an empty slice with room for n Ts, in a region of its own
+// outside the Go heap, valid until the arena's Reset or Free: for the large
+// slices of records and entries a persist builds, which the collector would
+// otherwise scan, pointer by pointer, at every collection while the persist
+// is written. Pages are faulted in as the slice fills, so a capacity that is
+// an upper bound costs nothing beyond it.
 //
 // The collector neither scans the slice nor sees what it points to: a T's
 // pointers must point into memory kept alive by other means (the arena's

@@ -15,11 +15,12 @@
 // once touched it stays resident until it is freed.
 //
 // Memory from New must hold no Go pointers (the collector does not scan it)
-// and must not be used after Free. Slice is the one exception: a typed slice
-// outside the heap whose pointers point into memory kept alive elsewhere
-// (the arena's own buffers), so that the collector need not scan a large
-// slice of records it could not free anyway. Pebble keeps its block cache outside the
-// heap for the same reasons (its internal/manual package).
+// and must not be used after Free. Arena's Slice is the one exception: a
+// typed slice outside the heap whose pointers point into memory kept alive
+// elsewhere (the arena's own buffers), so that the collector need not scan
+// a large slice of records it could not free anyway. Pebble keeps its block
+// cache outside the heap for the same reasons (its internal/manual
+// package).
 //
 // Mapped counts the bytes mapped and not yet freed, process-wide (a counter
 // the package keeps for reporting only; trie.OffHeapBytes is its public
