@@ -4,8 +4,10 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"unsafe"
 
 	"github.com/hexstate/hexstate/hashkey"
+	"github.com/hexstate/hexstate/internal/manual"
 	"github.com/hexstate/hexstate/trie/internal/framestore"
 	"github.com/hexstate/hexstate/trie/internal/journal"
 	"github.com/hexstate/hexstate/vertex"
@@ -163,40 +165,53 @@ func (c *change) version(chain []vertexStore) (v *node, rec []byte) {
 }
 
 // chainChanges returns the changes of the frames' vertex stores in chain
-// (newest first), the newest version of each vertex, sorted by ID. Records
-// go to the store in ID order:
-// RocksDB's memtable takes sorted inserts faster than random ones
-// (docs/benchmarks.md §5), and the encode buffer is then written front to
-// back. It runs in the background writer, beside the next blocks: pace
-// makes it give way to them (see pacer).
-func chainChanges(chain []vertexStore, pace *pacer) []change {
+// (newest first), the newest version of each vertex, sorted by ID, and a
+// func that frees them once the caller is done with them. Records go to the
+// store in ID order: RocksDB's memtable takes sorted inserts faster than
+// random ones (docs/benchmarks.md §5), and the encode buffer is then written
+// front to back. It runs in the background writer, beside the next blocks:
+// pace makes it give way to them (see pacer).
+//
+// The changes and the radix sort's second buffer are outside the Go heap
+// (manual regions): a 64-block persist's are tens of megabytes, which on the
+// heap would count twice towards the process's memory (the collector's goal
+// is twice the live heap) while the writer works.
+func chainChanges(chain []vertexStore, pace *pacer) (changes []change, free func()) {
 	n := 0
 	for i := range chain {
 		n += chain[i].Len()
 	}
-	changes := make([]change, 0, n)
+	size := n * int(unsafe.Sizeof(change{}))
+	a, b := manual.New(size), manual.New(size)
+	changes = manual.Typed[change](&a)[:0]
 	for i := len(chain) - 1; i >= 0; i-- { // oldest frame first
 		chain[i].EachRef(func(id vertex.ID, r framestore.Ref) {
 			changes = append(changes, change{id, uint32(i), r})
 			pace.tick()
 		})
 	}
-	changes = sortChanges(changes, pace) // stable: an ID's versions stay oldest first
-	out := changes[:0]
-	for i, c := range changes {
-		if i+1 < len(changes) && changes[i+1].id == c.id {
+	sorted := sortChanges(changes, manual.Typed[change](&b), pace) // stable: an ID's versions stay oldest first
+	keep, drop := &a, &b
+	if len(sorted) > 0 && &sorted[0] != &changes[0] {
+		keep, drop = &b, &a
+	}
+	drop.Free()
+	out := sorted[:0]
+	for i, c := range sorted {
+		if i+1 < len(sorted) && sorted[i+1].id == c.id {
 			continue // a newer frame changed it again
 		}
 		out = append(out, c)
 	}
-	return out
+	return out, keep.Free
 }
 
 // sortChanges sorts cs by ID, stably, with a least-significant-digit radix
 // sort (16-bit digits: two passes over IDs below 2^32), about ten times
 // faster than a comparison sort of a 64-frame persist's million changes. It
-// returns the sorted slice: cs or a buffer of the same length.
-func sortChanges(cs []change, pace *pacer) []change {
+// returns the sorted slice: cs, or the first len(cs) of scratch (which must
+// hold as many).
+func sortChanges(cs, scratch []change, pace *pacer) []change {
 	var top vertex.ID
 	for _, c := range cs {
 		top = max(top, c.id)
@@ -205,7 +220,7 @@ func sortChanges(cs []change, pace *pacer) []change {
 		slices.SortStableFunc(cs, func(a, b change) int { return cmp.Compare(a.id, b.id) })
 		return cs
 	}
-	src, dst := cs, make([]change, len(cs))
+	src, dst := cs, scratch[:len(cs)]
 	count := make([]int, 1<<16)
 	for shift := uint(0); shift < 64 && top>>shift != 0; shift += 16 {
 		clear(count)

@@ -20,7 +20,7 @@ func TestSortChanges(t *testing.T) {
 			cs[i] = change{id: vertex.ID(r.Int64N(int64(tc.top))), store: uint32(i)}
 		}
 		var pace pacer
-		got := sortChanges(slices.Clone(cs), &pace)
+		got := sortChanges(slices.Clone(cs), make([]change, len(cs)), &pace)
 		want := slices.Clone(cs)
 		slices.SortStableFunc(want, func(a, b change) int { return cmp.Compare(a.id, b.id) })
 		if !slices.EqualFunc(got, want, func(a, b change) bool { return a == b }) {

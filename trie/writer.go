@@ -108,7 +108,8 @@ func (p *pendingWrite) storeOf(id vertex.ID) (int, uint32) {
 func (db *DB) encode(p *pendingWrite, pace *pacer) (*vertex.Batch, error) {
 	a := admin{format: db.format, records: db.records, top: p.top, block: p.block, root: p.root}
 	batch := &vertex.Batch{Admin: a.encode()}
-	changes := chainChanges(p.stores, pace)
+	changes, free := chainChanges(p.stores, pace)
+	defer free()
 	// The batch's slices live in the arena, outside the heap, as the records
 	// they point to do: the collections that run beside the writer would
 	// otherwise scan them (docs/design.md §7, "The writer's slices"). One

@@ -3,6 +3,7 @@ package manual
 import (
 	"os"
 	"sync/atomic"
+	"unsafe"
 )
 
 // Region is a buffer from New: outside the Go heap where the operating system
@@ -58,4 +59,16 @@ func (r *Region) Free() {
 		unmap(r.m)
 	}
 	*r = Region{}
+}
+
+// Typed returns r's memory as a slice of as many Ts as fit, valid until
+// Free: a large slice of elements that hold no Go pointers (the collector
+// does not scan it), outside the heap.
+func Typed[T any](r *Region) []T {
+	var zero T
+	n := len(r.b) / int(unsafe.Sizeof(zero))
+	if n == 0 {
+		return nil
+	}
+	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(r.b))), n)
 }

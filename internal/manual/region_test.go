@@ -121,3 +121,27 @@ func TestArenaSlice(t *testing.T) {
 	}
 	a.Free()
 }
+
+// TestTyped: a region seen as a slice of pointer-free elements holds as many
+// as fit, keeps what is written to them, and an empty region gives none.
+func TestTyped(t *testing.T) {
+	type pair struct{ a, b uint64 }
+	r := New(1000)
+	s := Typed[pair](&r)
+	if len(s) != 1000/16 {
+		t.Fatalf("%d elements in 1000 bytes, want %d", len(s), 1000/16)
+	}
+	for i := range s {
+		s[i] = pair{uint64(i), uint64(2 * i)}
+	}
+	for i, p := range Typed[pair](&r) {
+		if p.a != uint64(i) || p.b != uint64(2*i) {
+			t.Fatalf("element %d = %v", i, p)
+		}
+	}
+	r.Free()
+	var empty Region
+	if Typed[pair](&empty) != nil {
+		t.Fatal("an empty region has elements")
+	}
+}
