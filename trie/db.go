@@ -348,7 +348,12 @@ func (db *DB) decode(id vertex.ID, rec []byte) (*node, error) {
 
 // decodeBelow is decode for a record that may refer to IDs up to top.
 func (db *DB) decodeBelow(id vertex.ID, rec []byte, top vertex.ID) (*node, error) {
-	v, err := decodeNode(rec)
+	return db.decodeBelowInto(new(nodeRoom), id, rec, top)
+}
+
+// decodeBelowInto is decodeBelow into r.
+func (db *DB) decodeBelowInto(r *nodeRoom, id vertex.ID, rec []byte, top vertex.ID) (*node, error) {
+	v, err := r.decode(rec)
 	if err != nil {
 		return nil, vertexError(id, err)
 	}

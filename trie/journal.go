@@ -122,52 +122,91 @@ func (db *DB) baseKey() journal.Key {
 }
 
 // replay rebuilds the journalled frames that descend from the persisted base,
-// parents before children.
+// parents before children. Decoding the records is most of a replay's work
+// and needs nothing of an entry's parent, so it runs first, on the
+// database's workers; the frames are then built and checked in order.
 func (db *DB) replay(entries []journal.Entry) error {
-	children := make(map[journal.Key][]int)
-	for i := range entries {
-		children[entries[i].Parent] = append(children[entries[i].Parent], i)
-	}
 	base := db.baseKey()
+	order := replayOrder(entries, base)
+	decoded := make([]decodedEntry, len(order))
+	forEach(len(order), db.bulkWorkers(), func(i int) { decoded[i] = db.decodeEntry(&entries[order[i]]) })
 	frames := map[journal.Key]*Frame{base: db.base}
-	queue := []journal.Key{base}
-	for len(queue) > 0 {
-		k := queue[0]
-		queue = queue[1:]
-		parent := frames[k]
-		for _, i := range children[k] {
-			e := &entries[i]
-			if frames[e.Key] != nil {
-				continue // journalled twice
-			}
-			fr, err := db.replayEntry(parent, e)
-			if err != nil {
-				return err
-			}
-			frames[e.Key] = fr
-			db.jnl.recovered = append(db.jnl.recovered, RecoveredFrame{Block: e.Key.Block, Root: e.Key.Root, Frame: fr})
-			queue = append(queue, e.Key)
+	for i, ei := range order {
+		e := &entries[ei]
+		fr, err := db.replayEntry(frames[e.Parent], e, &decoded[i])
+		if err != nil {
+			return err
 		}
+		decoded[i] = decodedEntry{} // the frame's now
+		frames[e.Key] = fr
+		db.jnl.recovered = append(db.jnl.recovered, RecoveredFrame{Block: e.Key.Block, Root: e.Key.Root, Frame: fr})
 	}
 	return nil
 }
 
-// replayEntry rebuilds e's frame on parent and checks its root.
-func (db *DB) replayEntry(parent *Frame, e *journal.Entry) (*Frame, error) {
+// replayOrder returns the positions of the entries that descend from base,
+// parents before children, each key once (an entry journalled twice is
+// replayed once).
+func replayOrder(entries []journal.Entry, base journal.Key) []int {
+	children := make(map[journal.Key][]int)
+	for i := range entries {
+		children[entries[i].Parent] = append(children[entries[i].Parent], i)
+	}
+	seen := map[journal.Key]bool{base: true}
+	var order []int
+	queue := []journal.Key{base}
+	for len(queue) > 0 {
+		k := queue[0]
+		queue = queue[1:]
+		for _, i := range children[k] {
+			if e := &entries[i]; !seen[e.Key] {
+				seen[e.Key] = true
+				order = append(order, i)
+				queue = append(queue, e.Key)
+			}
+		}
+	}
+	return order
+}
+
+// decodedEntry is an entry's records decoded, in the order of its Puts, or
+// the error of the first that would not decode.
+type decodedEntry struct {
+	nodes []*node
+	err   error
+}
+
+// decodeEntry decodes e's records, into one slab of nodes (the frame keeps
+// them all as long as it lives).
+func (db *DB) decodeEntry(e *journal.Entry) decodedEntry {
+	d := decodedEntry{nodes: make([]*node, len(e.Puts))}
+	slab := make([]nodeRoom, len(e.Puts))
+	for i, r := range e.Puts {
+		v, err := db.decodeBelowInto(&slab[i], r.ID, r.Rec, e.Key.Top)
+		if err != nil {
+			return decodedEntry{err: err}
+		}
+		v.private = false // the frame's now, read by its children: never theirs to take
+		d.nodes[i] = v
+	}
+	return d
+}
+
+// replayEntry rebuilds e's frame on parent from its decoded records d and
+// checks its root.
+func (db *DB) replayEntry(parent *Frame, e *journal.Entry, d *decodedEntry) (*Frame, error) {
 	if e.Key.Top < parent.alloc.Top {
 		return nil, fmt.Errorf("%w: block %d: allocator top %d below its parent's %d", ErrCorruptJournal, e.Key.Block, e.Key.Top, parent.alloc.Top)
+	}
+	if d.err != nil {
+		return nil, fmt.Errorf("%w: block %d: %w", ErrCorruptJournal, e.Key.Block, d.err)
 	}
 	fr := newFrame(db, parent, parent.alloc)
 	if fresh := int(e.Key.Top - parent.alloc.Top); fresh > 0 && fresh <= 4*len(e.Puts)+64 {
 		fr.vtx.Reserve(fresh)
 	}
-	for _, r := range e.Puts {
-		v, err := db.decodeBelow(r.ID, r.Rec, e.Key.Top)
-		if err != nil {
-			return nil, fmt.Errorf("%w: block %d: %w", ErrCorruptJournal, e.Key.Block, err)
-		}
-		v.private = false // the frame's now, read by its children: never theirs to take
-		fr.vtx.Set(r.ID, v)
+	for i, r := range e.Puts {
+		fr.vtx.Set(r.ID, d.nodes[i])
 	}
 	for _, id := range e.Deletes {
 		fr.vtx.Set(id, nil)

@@ -52,7 +52,12 @@ func (n *node) clone() *node {
 // the node, the account it may carry and, for a leaf's record, its path and
 // value (a branch's children's keys take a second).
 func decodeNode(rec []byte) (*node, error) {
-	n, acc, buf := newNode()
+	return new(nodeRoom).decode(rec)
+}
+
+// decode decodes a record into r's node and returns it.
+func (r *nodeRoom) decode(rec []byte) (*node, error) {
+	n, acc, buf := r.parts()
 	if err := vertex.DecodeIntoBuf(&n.Vertex, acc, rec, buf); err != nil {
 		return nil, err
 	}
@@ -67,14 +72,19 @@ const decodeRoom = 96
 // newNode returns a zero node, the account it may carry and room for its
 // record's pieces, in one allocation, for a decode into
 // (vertex.DecodeIntoBuf).
-func newNode() (*node, *vertex.Account, []byte) {
-	na := new(struct {
-		n   node
-		acc vertex.Account
-		buf [decodeRoom]byte
-	})
-	return &na.n, &na.acc, na.buf[:0]
+func newNode() (*node, *vertex.Account, []byte) { return new(nodeRoom).parts() }
+
+// nodeRoom is a node, the account it may carry and room for its record's
+// pieces: newNode's one allocation, or one of a slab of them (a replayed
+// journal entry's records are decoded into one slab).
+type nodeRoom struct {
+	n   node
+	acc vertex.Account
+	buf [decodeRoom]byte
 }
+
+// parts returns r's node, account and room, empty.
+func (r *nodeRoom) parts() (*node, *vertex.Account, []byte) { return &r.n, &r.acc, r.buf[:0] }
 
 // encode appends n's record to dst: a branch with its children's keys when
 // childKeys is set and they are current (no stale bits), else without them.
