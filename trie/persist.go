@@ -181,8 +181,8 @@ func chainChanges(chain []vertexStore, pace *pacer) (changes []change, free func
 	for i := range chain {
 		n += chain[i].Len()
 	}
-	size := n * int(unsafe.Sizeof(change{}))
-	a, b := manual.New(size), manual.New(size)
+	size := int(unsafe.Sizeof(change{}))
+	a := manual.New(n * size)
 	changes = manual.Typed[change](&a)[:0]
 	for i := len(chain) - 1; i >= 0; i-- { // oldest frame first
 		chain[i].EachRef(func(id vertex.ID, r framestore.Ref) {
@@ -190,6 +190,7 @@ func chainChanges(chain []vertexStore, pace *pacer) (changes []change, free func
 			pace.tick()
 		})
 	}
+	b := manual.New(len(changes) * size)
 	sorted := sortChanges(changes, manual.Typed[change](&b), pace) // stable: an ID's versions stay oldest first
 	keep, drop := &a, &b
 	if len(sorted) > 0 && &sorted[0] != &changes[0] {
