@@ -140,10 +140,15 @@ func (s *Store) writeIngest(b *vertex.Batch) (err error) {
 // and is compressed for it; the others, as a flush would write them. The
 // caller removes the files, also on an error.
 func (s *Store) buildIngest(b *vertex.Batch) (files []ingestFile, err error) {
-	write := func(cf *grocksdb.ColumnFamilyHandle, first, last []byte, split bool) error {
+	// family starts cf's files: whether they go to the bottom level (their
+	// key range [first, last] holds no key yet) and where their paths go.
+	family := func(cf *grocksdb.ColumnFamilyHandle, first, last []byte) (*ingestFile, bool) {
 		files = append(files, ingestFile{cf: cf})
-		bottom := first != nil && !s.holdsKeyIn(cf, first, last)
-		return s.writeSST(&files[len(files)-1], s.rep.bytes(), bottom, split)
+		return &files[len(files)-1], first != nil && !s.holdsKeyIn(cf, first, last)
+	}
+	write := func(cf *grocksdb.ColumnFamilyHandle, first, last []byte, split bool) error {
+		f, bottom := family(cf, first, last)
+		return s.writeSST(f, s.rep.bytes(), bottom, split)
 	}
 	if len(b.Puts) > 0 || len(b.Deletes) > 0 {
 		// The vertex family's records, most of a batch, go through s.rep a
@@ -153,9 +158,7 @@ func (s *Store) buildIngest(b *vertex.Batch) (files []ingestFile, err error) {
 		var first, last [8]byte
 		putKey(first[:], lo)
 		putKey(last[:], hi)
-		files = append(files, ingestFile{cf: s.cfVertex})
-		f := &files[len(files)-1]
-		bottom := !s.holdsKeyIn(s.cfVertex, first[:], last[:])
+		f, bottom := family(s.cfVertex, first[:], last[:])
 		size := min(repSize(&vertex.Batch{Puts: b.Puts, Deletes: b.Deletes}), s.ingestSplit+repSlack)
 		for puts, dels := b.Puts, b.Deletes; len(puts) > 0 || len(dels) > 0; {
 			s.rep.reset(size)

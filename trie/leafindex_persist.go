@@ -87,7 +87,7 @@ type leafDiff struct {
 	// each child in turn (depth first, a child's path is done with before
 	// the next one's is written), so a walk allocates no paths.
 	accNib, slotNib []byte
-	buf             []byte      // arena of the entries' keys and values
+	room            recordRoom  // the entries' keys and values: the arena's
 	path            []*walkNode // the new walk's decoded vertices, one per depth
 	pace            *pacer
 }
@@ -124,7 +124,7 @@ func (db *DB) leafChanges(changes []change, chain []vertexStore, removed *remova
 	// in the arena (pages are touched only as the puts fill them), where the
 	// collector does not scan them and the entries' bytes are too.
 	n := len(changes)
-	d := &leafDiff{db: db, changes: changes, chain: chain, pace: pace, puts: manual.Slice[vertex.LeafEntry](db.arena, n), storage: manual.Slice[vertex.ID](db.arena, n)}
+	d := &leafDiff{db: db, changes: changes, chain: chain, pace: pace, room: recordRoom{room: db.arena.Buffer}, puts: manual.Slice[vertex.LeafEntry](db.arena, n), storage: manual.Slice[vertex.ID](db.arena, n)}
 	d.walkNew(vertex.RootID, d.nibbles(false), nil, 0)
 	if removed.all {
 		err = d.walkOld(vertex.RootID, d.nibbles(false), nil)
@@ -184,7 +184,7 @@ func (d *leafDiff) removedSlots(slots []removedSlot) {
 	slots = slices.Compact(slots)
 	for _, s := range slots {
 		d.pace.tick()
-		key := d.take(append(append(d.arena(), s.account[:]...), s.slot[:]...))
+		key := d.room.keep(append(append(d.room.next(), s.account[:]...), s.slot[:]...))
 		if d.put(key) < 0 {
 			d.dels = append(d.dels, vertex.LeafEntry{Key: key})
 		}
@@ -213,22 +213,6 @@ func appendLeafKey(dst, prefix, path []byte, owner *hashkey.Hash) (key []byte, o
 		dst = append(dst, nib[2*i]<<4|nib[2*i+1])
 	}
 	return dst, true
-}
-
-// arena returns the free tail of the diff's byte arena, where keys and
-// values are appended: an arena that grows leaves the slices taken from it
-// valid, in the old array.
-func (d *leafDiff) arena() []byte {
-	if cap(d.buf)-len(d.buf) < 160 {
-		d.buf = d.db.arena.Buffer(160) // the entries live with the batch
-	}
-	return d.buf[len(d.buf):]
-}
-
-// take marks the bytes appended to arena a as used and returns them.
-func (d *leafDiff) take(a []byte) []byte {
-	d.buf = d.buf[:len(d.buf)+len(a)]
-	return a[:len(a):len(a)]
 }
 
 // walkNew walks the new versions of the changed vertices below id (at nibble
@@ -295,12 +279,12 @@ func (d *leafDiff) walkNewFrom(v *node, prefix []byte, owner *hashkey.Hash, dept
 		return
 	}
 	d.pace.tick()
-	key, ok := appendLeafKey(d.arena(), prefix, v.Path, owner)
+	key, ok := appendLeafKey(d.room.next(), prefix, v.Path, owner)
 	if !ok || (v.Payload != vertex.AccountPayload && v.Payload != vertex.SlotPayload) {
 		return
 	}
-	key = d.take(key)
-	d.puts = append(d.puts, vertex.LeafEntry{Key: key, Val: d.take(leafValue(d.arena(), &v.Vertex))})
+	key = d.room.keep(key)
+	d.puts = append(d.puts, vertex.LeafEntry{Key: key, Val: d.room.keep(leafValue(d.room.next(), &v.Vertex))})
 	d.storage = append(d.storage, vertex.NoID)
 	if owner == nil && v.Acc != nil {
 		h := hashkey.Hash(key)
@@ -395,11 +379,11 @@ func (d *leafDiff) oldLeafOn(path []byte) (*node, int, error) {
 // trie was dropped or replaced, or are walked when it was changed.
 func (d *leafDiff) oldLeaf(v *node, prefix []byte, owner *hashkey.Hash) error {
 	d.pace.tick()
-	key, ok := appendLeafKey(d.arena(), prefix, v.Path, owner)
+	key, ok := appendLeafKey(d.room.next(), prefix, v.Path, owner)
 	if !ok || (v.Payload != vertex.AccountPayload && v.Payload != vertex.SlotPayload) {
 		return nil
 	}
-	key = d.take(key)
+	key = d.room.keep(key)
 	i := d.put(key)
 	if i < 0 {
 		d.dels = append(d.dels, vertex.LeafEntry{Key: key})

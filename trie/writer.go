@@ -162,8 +162,7 @@ func (h *hotRecords) add(id vertex.ID, v *node, rec []byte) {
 	if v == nil || v.Kind != vertex.Branch || v.ChildKeys == nil || v.stale != 0 || !v.Key.IsHash() {
 		return
 	}
-	b, start := h.room.next()
-	h.out = append(h.out, vertex.Record{ID: id, Rec: h.room.keep(v.encode(b, true), start)})
+	h.out = append(h.out, vertex.Record{ID: id, Rec: h.room.keep(v.encode(h.room.next(), true))})
 }
 
 // encodeChanges encodes the changes each yields (a vertex, or a packed
@@ -187,7 +186,7 @@ func encodeChanges(each func(yield func(vertex.ID, *node, []byte)), puts []verte
 			deletes = append(deletes, id)
 			return
 		}
-		b, start := r.next()
+		b := r.next()
 		switch {
 		case rec != nil && childKeys:
 			b = append(b, rec...)
@@ -196,17 +195,17 @@ func encodeChanges(each func(yield func(vertex.ID, *node, []byte)), puts []verte
 		default:
 			b = v.encode(b, childKeys)
 		}
-		puts = append(puts, vertex.Record{ID: id, Rec: r.keep(b, start)})
+		puts = append(puts, vertex.Record{ID: id, Rec: r.keep(b)})
 	})
 	return puts, deletes
 }
 
-// recordRoom is where the writer encodes records: buffers from room, with
-// at least maxRecord bytes free before each record. Every record it keeps
-// is in room's memory, one larger than the room left included: the lists
-// that point to the records may live where the collector does not look
-// (manual.Slice), so a record must never be left in a heap array that only
-// they refer to.
+// recordRoom is where the writer encodes records and the leaf index's
+// entries: buffers from room, with at least maxRecord bytes free before each
+// piece. Every piece it keeps is in room's memory, one larger than the room
+// left included: the lists that point to them may live where the collector
+// does not look (manual.Slice), so a piece must never be left in a heap array
+// that only they refer to.
 type recordRoom struct {
 	room func(n int) []byte
 	buf  []byte
@@ -217,25 +216,24 @@ type recordRoom struct {
 // is under 600 bytes).
 const maxRecord = 1024
 
-// next returns the buffer to append the next record to, and its length.
-func (r *recordRoom) next() ([]byte, int) {
+// next returns empty room to append the next piece to.
+func (r *recordRoom) next() []byte {
 	if cap(r.buf)-len(r.buf) < maxRecord {
 		r.buf = r.room(maxRecord)
 	}
-	return r.buf, len(r.buf)
+	return r.buf[len(r.buf):]
 }
 
-// keep keeps the record appended at start to the buffer next returned (b is
-// the buffer after the append) and returns it.
-func (r *recordRoom) keep(b []byte, start int) []byte {
-	if cap(b) != cap(r.buf) {
-		// Larger than the room left: the append moved the buffer to the heap.
-		// Copy the record into room's memory, a buffer of its own.
-		n := len(b) - start
-		return append(r.room(n), b[start:]...)[:n:n]
+// keep keeps a, a piece appended to what next returned, and returns it.
+func (r *recordRoom) keep(a []byte) []byte {
+	n := len(a)
+	if cap(a) != cap(r.buf)-len(r.buf) {
+		// Larger than the room left: the append moved it to the heap. Copy it
+		// into room's memory, a buffer of its own.
+		return append(r.room(n), a...)[:n:n]
 	}
-	r.buf = b
-	return b[start:len(b):len(b)]
+	r.buf = r.buf[:len(r.buf)+n]
+	return a[:n:n]
 }
 
 // heapRoom is encodeChanges' room from the Go heap, in 64 KiB buffers: for

@@ -120,11 +120,11 @@ func TestRecordRoomKeepsRecordsInRoom(t *testing.T) {
 	}
 	r := recordRoom{room: room}
 	for i, size := range []int{100, 700, 5000, 100, 3*maxRecord + 1, 10} {
-		b, start := r.next()
+		b := r.next()
 		for j := range size {
 			b = append(b, byte(i+j))
 		}
-		rec := r.keep(b, start)
+		rec := r.keep(b)
 		if len(rec) != size || cap(rec) != size || !inRoom(rec) {
 			t.Fatalf("record %d (%d bytes): len %d cap %d, in room's buffers: %v", i, size, len(rec), cap(rec), inRoom(rec))
 		}

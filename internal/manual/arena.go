@@ -61,8 +61,8 @@ func Slice[T any](a *Arena, n int) []T {
 		return nil
 	}
 	var zero T
-	b := a.region(n * int(unsafe.Sizeof(zero)))
-	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), n)[:0]
+	a.region(n * int(unsafe.Sizeof(zero)))
+	return Typed[T](&a.own[len(a.own)-1])[:0]
 }
 
 // Reset makes every buffer the arena handed out invalid and its memory
