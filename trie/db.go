@@ -239,6 +239,10 @@ func (db *DB) Begin() *Frame {
 type CacheStats struct {
 	Hits, Misses uint64
 	Entries      int
+	// Pinned is how many of the entries are pinned: the account trie's
+	// branches near the root that Prefetch read, kept when the cache's ring
+	// comes round to them (at most half of it).
+	Pinned int
 	// Bytes is the record bytes the cache holds (including records that a
 	// newer version replaced, until the ring overwrites them).
 	Bytes int
@@ -395,5 +399,5 @@ func (db *DB) prefetchChildren(fr *Frame, v *node) error {
 	if missing < 2 {
 		return nil
 	}
-	return db.readInto(readTask{v.Base, vertex.BranchSlots})
+	return db.readInto(readTask{first: v.Base, n: vertex.BranchSlots})
 }

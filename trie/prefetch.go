@@ -50,10 +50,12 @@ func (db *DB) prefetchDue() bool {
 	}
 }
 
-// readTask is one read of a prefetch: n records from first.
+// readTask is one read of a prefetch: n records from first; with pin, the
+// branches among them are pinned in the cache (Prefetch's pinDepth).
 type readTask struct {
 	first vertex.ID
 	n     int
+	pin   bool
 }
 
 // stored reports whether id's record must come from the store: the frames and
@@ -81,7 +83,7 @@ func (fr *Frame) prefetchDirty(id vertex.ID, workers int) error {
 		if v.Kind == vertex.Leaf {
 			if v.Payload == vertex.AccountPayload && v.Acc.Storage != vertex.NoID {
 				if s := v.Acc.Storage; fr.stored(s) {
-					tasks = append(tasks, readTask{s, 1})
+					tasks = append(tasks, readTask{first: s, n: 1})
 				} else {
 					stack = append(stack, s)
 				}
@@ -106,9 +108,9 @@ func (fr *Frame) prefetchDirty(id vertex.ID, workers int) error {
 			switch {
 			case fr.db.cache.Contains(c):
 			case v.Kids != nil:
-				tasks = append(tasks, readTask{c, 1})
+				tasks = append(tasks, readTask{first: c, n: 1})
 			case !ranged:
-				tasks = append(tasks, readTask{v.Base, vertex.BranchSlots})
+				tasks = append(tasks, readTask{first: v.Base, n: vertex.BranchSlots})
 				ranged = true
 			}
 		}
@@ -142,7 +144,7 @@ func (fr *Frame) appendStorageRootRead(tasks []readTask, id vertex.ID) []readTas
 		return nil
 	})
 	if s != vertex.NoID && fr.stored(s) {
-		tasks = append(tasks, readTask{s, 1})
+		tasks = append(tasks, readTask{first: s, n: 1})
 	}
 	return tasks
 }
@@ -150,7 +152,7 @@ func (fr *Frame) appendStorageRootRead(tasks []readTask, id vertex.ID) []readTas
 // storageOf returns the storage root ID of an account leaf's record, NoID for
 // any other record (or one that does not decode: the hasher reports it).
 func storageOf(rec []byte) vertex.ID {
-	if len(rec) == 0 || rec[0]&3 != 1 || vertex.PayloadKind(rec[0]>>2&3) != vertex.AccountPayload {
+	if vertex.RecordKind(rec) != vertex.Leaf || vertex.PayloadKind(rec[0]>>2&3) != vertex.AccountPayload {
 		return vertex.NoID
 	}
 	v, err := vertex.Decode(rec)
@@ -191,6 +193,20 @@ func (db *DB) readParallel(tasks []readTask, workers int) error {
 	return errors.Join(errs...)
 }
 
+// cacheRead caches the record of id just read from the backend, pinned if pin
+// is set and it is a branch's, unless the cache holds a version, which may
+// carry keys the record lacks, or the pending write does, which is newer.
+// Like every cached record it is checked when decoded.
+func (db *DB) cacheRead(id vertex.ID, rec []byte, pin bool) {
+	switch {
+	case db.cache.Contains(id) || db.inPending(id):
+	case pin && vertex.RecordKind(rec) == vertex.Branch:
+		db.cache.PutPinned(id, rec)
+	default:
+		db.cache.Put(id, rec)
+	}
+}
+
 // readInto reads one task's records into the cache.
 func (db *DB) readInto(t readTask) error {
 	if t.n == 1 {
@@ -198,17 +214,13 @@ func (db *DB) readInto(t readTask) error {
 		if err != nil {
 			return vertexError(t.first, err)
 		}
-		if rec != nil && !db.cache.Contains(t.first) && !db.inPending(t.first) {
-			db.cache.Put(t.first, rec)
+		if rec != nil {
+			db.cacheRead(t.first, rec, t.pin)
 		}
 		return nil
 	}
 	err := db.backend.VertexRange(t.first, t.n, func(id vertex.ID, rec []byte) error {
-		// A cached version may carry keys the record lacks; a pending write's
-		// version is newer than the store's.
-		if !db.cache.Contains(id) && !db.inPending(id) {
-			db.cache.Put(id, rec) // checked when decoded, like every cached record
-		}
+		db.cacheRead(id, rec, t.pin)
 		return nil
 	})
 	if err != nil {

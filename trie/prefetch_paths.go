@@ -13,6 +13,15 @@ type StorageKey struct {
 	Account, Slot hashkey.Hash
 }
 
+// pinDepth is how far down the account trie Prefetch pins the branches it
+// reads in the vertex cache (reccache.Cache.PutPinned): those at most this
+// many nibbles below the root. Every account path of a block runs through
+// them, but below the first few levels each is read too seldom for the
+// cache's first-in-first-out ring to keep it (docs/design.md, "Pinned upper
+// levels"). There are at most 16^0 + … + 16^5 ≈ 1.1M of them whatever the
+// state's size, ~60 MB of records.
+const pinDepth = 5
+
 // prefetchWorkers is how many backend reads a prefetch has in flight: reads
 // wait on the disk, not on a core, so more than the cores keep its queue full.
 const prefetchWorkers = 16
@@ -26,7 +35,8 @@ const prefetchWorkers = 16
 // v2 database that keeps each key once, a vertex is read with its slot
 // group's siblings, whose keys hashing a write to it will need, and with the
 // storage roots of the contracts among them (their leaf keys hold those
-// roots' keys).
+// roots' keys). The account trie's branches it reads near the root (pinDepth)
+// are pinned in the vertex cache.
 //
 // It is a read: it may run beside other reads of fr, and a write on fr waits
 // for it or fails (ErrConcurrentWrite). As a client's prefetcher runs beside
@@ -75,12 +85,13 @@ func (fr *Frame) Prefetch(accounts []hashkey.Hash, slots []StorageKey) error {
 				continue
 			}
 			fetched[c.id] = false
+			pin := !c.storage && 2*len(hashkey.Hash{})-len(c.path) <= pinDepth // nibbles above c.id
 			switch {
 			case !groups || c.group == vertex.NoID:
-				cold = append(cold, readTask{c.id, 1})
+				cold = append(cold, readTask{first: c.id, n: 1, pin: pin})
 			case round[c.group] == 0:
 				round[c.group] = c.used
-				cold = append(cold, readTask{c.group, vertex.BranchSlots})
+				cold = append(cold, readTask{first: c.group, n: vertex.BranchSlots, pin: pin})
 			}
 		}
 		if err := fr.db.readParallel(cold, prefetchWorkers/prefetchReaders); err != nil {
@@ -125,6 +136,7 @@ type prefetchCursor struct {
 	group      vertex.ID // the v2 base of id's slot group, NoID for none
 	used       uint16    // the group's used slots (its branch's Used)
 	path, slot []byte
+	storage    bool // in a storage trie (path is the slot's)
 }
 
 // advance walks c down through the vertices memory holds; it reports whether
@@ -144,7 +156,7 @@ func (fr *Frame) advance(c *prefetchCursor) (waiting bool, err error) {
 			if len(c.path) != 0 || c.slot == nil || v.Acc == nil || v.Acc.Storage == vertex.NoID {
 				return false, nil
 			}
-			c.id, c.group, c.path, c.slot = v.Acc.Storage, vertex.NoID, c.slot, nil
+			c.id, c.group, c.path, c.slot, c.storage = v.Acc.Storage, vertex.NoID, c.slot, nil, true
 			continue
 		}
 		if len(c.path) == 0 {

@@ -3,6 +3,7 @@ package trie_test
 import (
 	"testing"
 
+	"github.com/hexstate/hexstate/hashkey"
 	"github.com/hexstate/hexstate/internal/trietest"
 	"github.com/hexstate/hexstate/trie"
 	"github.com/hexstate/hexstate/vertex"
@@ -36,5 +37,42 @@ func TestPrefetchColdHash(t *testing.T) {
 			db = s.Reopen(db, f)
 			trietest.CheckState(t, db.Begin(), m)
 		}
+	}
+}
+
+// TestPrefetchPinsAccountBranches: Prefetch pins the account trie's branches
+// it reads near the root (all of them in a state this small) and none of a
+// storage trie's: prefetching the contracts' slots pins exactly what
+// prefetching the contracts' accounts does, though it reads more.
+func TestPrefetchPinsAccountBranches(t *testing.T) {
+	s := trietest.NewStore(t, trietest.Memory)
+	s.Records = vertex.KeysOnce
+	db := s.Open(vertex.FormatV2)
+	trietest.Genesis(t, db, 4000) // every 5th account a contract with 1 to 8 slots
+	var accts []hashkey.Hash
+	var slots []trie.StorageKey
+	for i := 0; i < 4000; i += 5 {
+		accts = append(accts, trietest.Addr(i))
+		for j := 0; j <= i%8; j++ {
+			slots = append(slots, trie.StorageKey{Account: trietest.Addr(i), Slot: trietest.Slot(j)})
+		}
+	}
+	prefetch := func(accts []hashkey.Hash, slots []trie.StorageKey) (pinned int, reads uint64) {
+		db = s.Reopen(db, vertex.FormatV2)
+		before := db.BackendStats()
+		trietest.Must(t, db.Begin().Prefetch(accts, slots), "Prefetch")
+		d := trietest.StatsDiff(db.BackendStats(), before)
+		return db.CacheStats().Pinned, d.RangeReads + d.PointReads
+	}
+	byAccount, accountReads := prefetch(accts, nil)
+	bySlot, slotReads := prefetch(nil, slots)
+	if byAccount == 0 {
+		t.Fatal("prefetching 800 accounts pinned no branch")
+	}
+	if slotReads <= accountReads {
+		t.Fatalf("prefetching the slots read %d times, the accounts alone %d: no storage trie read", slotReads, accountReads)
+	}
+	if bySlot != byAccount {
+		t.Fatalf("prefetching the contracts' slots pinned %d records, their accounts %d", bySlot, byAccount)
 	}
 }

@@ -41,6 +41,22 @@ const (
 	accStorage = 1 << 3
 )
 
+// RecordKind returns the kind of vertex record rec holds, read from its tag
+// byte alone: Leaf, Branch (either format's body), or 0 for an empty record
+// or an invalid kind. It checks nothing else; Decode does.
+func RecordKind(rec []byte) Kind {
+	if len(rec) == 0 {
+		return 0
+	}
+	switch rec[0] & 3 {
+	case tagLeaf:
+		return Leaf
+	case tagBranchV2, tagBranchV1:
+		return Branch
+	}
+	return 0
+}
+
 // ErrCorrupt is wrapped by every error Decode returns.
 var ErrCorrupt = errors.New("corrupt vertex record")
 

@@ -243,6 +243,7 @@ func (h *hexScale) Stats() map[string]uint64 {
 	c := h.db.CacheStats()
 	out["cache_hits"] = uint64(c.Hits - h.last.cache.Hits)
 	out["cache_misses"] = uint64(c.Misses - h.last.cache.Misses)
+	out["cache_pinned"] = uint64(c.Pinned) // a level, not a count per block
 	h.last.cache = c
 	return out
 }

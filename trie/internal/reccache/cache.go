@@ -36,6 +36,19 @@ import (
 // persisted vertex. The chunks' memory is reserved once and kept: a persist
 // never frees or re-grows the cache, and every entry it did not touch stays
 // valid.
+//
+// Some records are worth more than their age says: the branches near the root
+// of the account trie are on the path of every account a block touches, yet
+// each one is touched too seldom for recency to keep it (at 10M accounts a
+// branch five levels down is read about once in 300 blocks, while the ring
+// comes round every ~25). PutPinned marks such a record: when the head comes
+// round to its chunk, a pinned record still indexed there is moved to the
+// chunk's start instead of dropped, and the head appends after it. A chunk
+// keeps at most half its bytes that way (pinned records beyond that are
+// dropped like the others, and must be pinned again by the next read), so
+// pins take at most half the ring and every turn of the ring frees room. A
+// new version of a pinned record (Put, PutAll) stays pinned; a full round of
+// the ring that freed no room in the index drops pinned records too.
 type Cache struct {
 	shards *[cacheShards]cacheShard // apart from the Cache: its memory's cleanup holds it
 	hits   atomic.Uint64
@@ -54,6 +67,10 @@ const (
 	cacheChunk  = 64 << 10 // bytes per ring chunk; an entry never straddles two
 	entryHeader = 12       // ID (8 bytes, big-endian), slot and record length (2 bytes each)
 	minChunk    = 1 << 10  // below this a shard caches nothing
+
+	// pinBit marks an index entry whose record is pinned (PutPinned); the
+	// rest of the entry is the record's ring offset.
+	pinBit = uint64(1) << 63
 )
 
 type cacheShard struct {
@@ -61,14 +78,17 @@ type cacheShard struct {
 	idx    idtable.Table[uint64] // ring offset of the entry holding id's record; bounded (idtable.NewBounded)
 	chunks [][]byte              // the ring; each chunk's length is its fill
 	chunk  int                   // bytes per chunk
-	head   uint64                // ring offset of the next entry
+	head   int                   // the chunk the ring's head fills: the next entry goes at its end
 	bytes  int                   // bytes held in chunks (live entries and replaced ones)
+	pinned int                   // index entries with pinBit
 }
 
 // Stats reports a cache's use.
 type Stats struct {
 	Hits, Misses uint64
 	Entries      int
+	// Pinned is how many of the entries are pinned (PutPinned).
+	Pinned int
 	// Bytes is the record bytes the cache holds (including records that a
 	// newer version replaced, until the ring overwrites them).
 	Bytes int
@@ -141,7 +161,7 @@ func (c *Cache) Get(id vertex.ID, fn func(rec []byte) error) (bool, error) {
 		c.misses.Add(1)
 		return false, nil
 	}
-	err := fn(s.record(off))
+	err := fn(s.record(off &^ pinBit))
 	s.mu.RUnlock()
 	c.hits.Add(1)
 	if err != nil {
@@ -155,9 +175,24 @@ func (c *Cache) Get(id vertex.ID, fn func(rec []byte) error) (bool, error) {
 // removeEntry drops id's index entry if it is the one at ring offset off (an
 // entry replaced since stays).
 func (s *cacheShard) removeEntry(id vertex.ID, off uint64) {
-	if i := s.idx.Find(id); i >= 0 && s.idx.At(i) == off {
-		s.idx.RemoveAt(i)
+	if i := s.idx.Find(id); i >= 0 && s.idx.At(i)&^pinBit == off&^pinBit {
+		s.unindex(i)
 	}
+}
+
+// remove drops id's index entry, if it has one.
+func (s *cacheShard) remove(id vertex.ID) {
+	if i := s.idx.Find(id); i >= 0 {
+		s.unindex(i)
+	}
+}
+
+// unindex drops the index entry in slot i.
+func (s *cacheShard) unindex(i int) {
+	if s.idx.At(i)&pinBit != 0 {
+		s.pinned--
+	}
+	s.idx.RemoveAt(i)
 }
 
 // record returns the record of the entry at ring offset off.
@@ -186,12 +221,23 @@ func (c *Cache) Contains(id vertex.ID) bool {
 	return ok
 }
 
-// Put caches rec as the persisted record of id, replacing an older one. rec is
-// copied. A record too large for a chunk is not cached (and an older one dropped).
+// Put caches rec as the persisted record of id, replacing an older one (and
+// pinned if that one was). rec is copied. A record larger than half a chunk is
+// not cached (and an older one dropped).
 func (c *Cache) Put(id vertex.ID, rec []byte) {
+	c.putOne(id, rec, false)
+}
+
+// PutPinned is Put, and pins the record: it stays when the ring comes round,
+// as long as its chunk's pinned records fit in half the chunk (see Cache).
+func (c *Cache) PutPinned(id vertex.ID, rec []byte) {
+	c.putOne(id, rec, true)
+}
+
+func (c *Cache) putOne(id vertex.ID, rec []byte, pin bool) {
 	s := c.shard(id)
 	s.mu.Lock()
-	s.put(id, rec)
+	s.put(id, rec, pin)
 	s.mu.Unlock()
 	runtime.KeepAlive(c) // its cleanup frees what s points into
 }
@@ -213,7 +259,7 @@ func (c *Cache) PutAll(recs []vertex.Record, deleted []vertex.ID) {
 					s.mu.Lock()
 					locked = true
 				}
-				s.put(r.ID, r.Rec)
+				s.put(r.ID, r.Rec, false)
 			}
 		}
 		for _, id := range deleted {
@@ -222,7 +268,7 @@ func (c *Cache) PutAll(recs []vertex.Record, deleted []vertex.ID) {
 					s.mu.Lock()
 					locked = true
 				}
-				s.idx.Remove(id)
+				s.remove(id)
 			}
 		}
 		if locked {
@@ -232,85 +278,98 @@ func (c *Cache) PutAll(recs []vertex.Record, deleted []vertex.ID) {
 	runtime.KeepAlive(c)
 }
 
-// put is Put with the shard's lock held.
-func (s *cacheShard) put(id vertex.ID, rec []byte) {
+// put is Put (pin false) or PutPinned with the shard's lock held.
+func (s *cacheShard) put(id vertex.ID, rec []byte, pin bool) {
 	n := entryHeader + len(rec)
-	if len(s.chunks) == 0 || n > s.chunk {
-		s.idx.Remove(id)
+	if len(s.chunks) == 0 || 2*n > s.chunk {
+		s.remove(id)
 		return
 	}
-	off, had := s.idx.Get(id)
+	old, had := s.idx.Get(id)
+	mark := uint64(0)
+	if pin || old&pinBit != 0 {
+		mark = pinBit
+	}
 	if had {
 		// A new version of a cached vertex (a persist rewriting it, or its
 		// keys found by hashing) usually has the same size: overwrite it in
 		// its slot rather than leave the old one as garbage in the ring.
-		if e := s.slot(off); len(e) >= n {
+		if e := s.slot(old &^ pinBit); len(e) >= n {
 			binary.BigEndian.PutUint16(e[10:], uint16(len(rec)))
 			copy(e[entryHeader:], rec)
+			if old|mark != old {
+				s.idx.Set(id, old|mark)
+				s.pinned++
+			}
 			return
 		}
 	} else {
-		// The oldest chunk may hold only dead entries (versions replaced by
-		// larger ones, removed IDs): drop chunks until the index has room.
-		// It ends: once every chunk is empty, so is the index.
-		for s.idx.Len() >= s.idx.Max() {
-			s.dropOldest()
+		// Make room in the index: the oldest chunks first, keeping their
+		// pinned records for one round of the ring, then without them. It
+		// ends: once every chunk is empty, so is the index.
+		for i := 0; s.idx.Len() >= s.idx.Max(); i++ {
+			s.advance(i < len(s.chunks))
 		}
 	}
-	size := uint64(s.chunk)
-	if s.head%size+uint64(n) > size { // does not fit: start the next chunk
-		s.head = (s.head/size + 1) * size
+	for i := 0; len(s.chunks[s.head])+n > s.chunk; i++ {
+		s.advance(i == 0) // does not fit: the next chunk (which it fits, pins or not)
 	}
-	if s.head >= size*uint64(len(s.chunks)) {
-		s.head = 0 // round the ring
-	}
-	ci := int(s.head / size)
-	if s.head%size == 0 {
-		s.recycle(ci)
-	}
-	ch := s.chunks[ci]
+	ch := s.chunks[s.head]
+	off := uint64(s.head)*uint64(s.chunk) + uint64(len(ch))
 	ch = binary.BigEndian.AppendUint64(ch, uint64(id))
 	ch = binary.BigEndian.AppendUint16(ch, uint16(len(rec)))
 	ch = binary.BigEndian.AppendUint16(ch, uint16(len(rec)))
-	s.chunks[ci] = append(ch, rec...)
-	s.idx.Set(id, s.head)
-	s.head += uint64(n)
+	s.chunks[s.head] = append(ch, rec...)
+	// The old version's entry, if still there (the advances above may
+	// have recycled it), is replaced.
+	if was, had := s.idx.Swap(id, off|mark); mark != 0 && (!had || was&pinBit == 0) {
+		s.pinned++
+	}
 	s.bytes += n
 }
 
-// dropOldest empties the ring's oldest chunk holding entries, to make room
-// in the index: one other than the chunk the head is filling, or else that
-// one, the head going back to its start.
-func (s *cacheShard) dropOldest() {
-	size := uint64(s.chunk)
-	n := len(s.chunks)
-	ci := int(s.head/size) % n
-	first := 1
-	if s.head%size == 0 {
-		first = 0 // the head's chunk is not started yet: it is the oldest
-	}
-	for j := first; j < n; j++ {
-		if k := (ci + j) % n; len(s.chunks[k]) > 0 {
-			s.recycle(k)
-			return
-		}
-	}
-	s.recycle(ci)
-	s.head = uint64(ci) * size
+// advance moves the head to the start of the next chunk of the ring (the
+// oldest, once the ring has come round) and empties it, keeping its pinned
+// records when keepPins is set: the next entry goes after them. What it keeps
+// fits in half the chunk, so an entry a put makes always fits after it.
+func (s *cacheShard) advance(keepPins bool) {
+	s.head = (s.head + 1) % len(s.chunks)
+	s.recycle(s.head, keepPins)
 }
 
-// recycle empties chunk ci before the ring's head writes into it again,
-// dropping the index entries that still point into it.
-func (s *cacheShard) recycle(ci int) {
+// eachLive calls fn for each entry of chunk ci that is still indexed there,
+// with its index slot and its bytes (header and record).
+func (s *cacheShard) eachLive(ci int, fn func(id vertex.ID, slot int, e []byte)) {
 	ch := s.chunks[ci]
 	base := uint64(ci) * uint64(s.chunk)
 	for at := 0; at < len(ch); {
 		id := vertex.ID(binary.BigEndian.Uint64(ch[at:]))
-		s.removeEntry(id, base+uint64(at))
-		at += entryHeader + int(binary.BigEndian.Uint16(ch[at+8:]))
+		n := entryHeader + int(binary.BigEndian.Uint16(ch[at+8:]))
+		if i := s.idx.Find(id); i >= 0 && s.idx.At(i)&^pinBit == base+uint64(at) {
+			fn(id, i, ch[at:at+n])
+		}
+		at += n
 	}
-	s.bytes -= len(ch)
-	s.chunks[ci] = ch[:0]
+}
+
+// recycle empties chunk ci before the ring's head writes into it again,
+// dropping the index entries that still point into it; with keepPins its
+// pinned records are moved to its start instead, up to half the chunk.
+func (s *cacheShard) recycle(ci int, keepPins bool) {
+	ch := s.chunks[ci]
+	base := uint64(ci) * uint64(s.chunk)
+	kept := 0
+	s.eachLive(ci, func(id vertex.ID, i int, e []byte) {
+		if keepPins && s.idx.At(i)&pinBit != 0 && 2*(kept+len(e)) <= s.chunk {
+			copy(ch[kept:], e) // forward within the chunk: kept never passes e
+			s.idx.Set(id, (base+uint64(kept))|pinBit)
+			kept += len(e)
+			return
+		}
+		s.unindex(i)
+	})
+	s.bytes -= len(ch) - kept
+	s.chunks[ci] = ch[:kept]
 }
 
 // Stats reports the cache's counters and size.
@@ -320,6 +379,7 @@ func (c *Cache) Stats() Stats {
 		s := &c.shards[i]
 		s.mu.Lock()
 		st.Entries += s.idx.Len()
+		st.Pinned += s.pinned
 		st.Bytes += s.bytes
 		if len(s.chunks) > 0 {
 			st.Index += s.idx.Bytes()
