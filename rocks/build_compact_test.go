@@ -62,6 +62,40 @@ func TestBuildsLeaveCompactedStore(t *testing.T) {
 	}
 }
 
+// TestLoaderFilesGoToTheBottom: a StateLoader's batches, ingested as they
+// fill, go to the bottom level as they are, in both layouts: the records a
+// batch finishes for branches opened before the batch before it are held
+// back to the commit, so that no batch's file overlaps the ones before it.
+// Before, each overlapped all of them, went to level 0 and was compacted
+// with them: the store was rewritten several times over while it was built.
+// The final compaction is left out here; what the load's writes made
+// RocksDB compact is measured.
+func TestLoaderFilesGoToTheBottom(t *testing.T) {
+	accts := trietest.StateAccounts(200_000, 3) // ~5 batches of records
+	for _, f := range trietest.Formats {
+		t.Run(f.String(), func(t *testing.T) {
+			st, err := rocks.Open(t.TempDir(), &rocks.Options{IngestBytes: 1, Statistics: true})
+			trietest.Must(t, err, "rocks.Open")
+			db, err := trie.Open(hideCompactor{st}, &trie.Options{Format: f})
+			trietest.Must(t, err, "trie.Open")
+			trietest.LoadState(t, db, accts, 0)
+			trietest.Must(t, st.Flush(), "Flush")
+			stats, err := st.Statistics()
+			trietest.Must(t, err, "Statistics")
+			sst, err := st.Property("rocksdb.total-sst-files-size") // of the vertex family
+			trietest.Must(t, err, "Property")
+			size, _ := strconv.ParseUint(sst, 10, 64)
+			l0, _ := st.Property("rocksdb.num-files-at-level0")
+			w := stats["rocksdb.compact.write.bytes"]
+			t.Logf("compacted %d bytes, %d bytes of files, %s at level 0", w, size, l0)
+			if l0 != "0" && l0 != "1" || w > size/10 {
+				t.Errorf("after the load %s vertex files at level 0 (the commit's at most), %d bytes compacted for %d bytes of files", l0, w, size)
+			}
+			trietest.Must(t, db.Close(), "Close")
+		})
+	}
+}
+
 // hideCompactor hides rocks.Store's Compact from trie, so a build leaves the
 // store as its writes left it.
 type hideCompactor struct{ trie.Backend }

@@ -220,6 +220,22 @@ func (s *Store) holdsKeyIn(cf *grocksdb.ColumnFamilyHandle, first, last []byte) 
 	return bytes.Compare(k.Data(), last) <= 0
 }
 
+// onlyKey returns the key of column family cf when it holds at most one
+// (nil when none; ok false when it holds more).
+func (s *Store) onlyKey(cf *grocksdb.ColumnFamilyHandle) (key []byte, ok bool, err error) {
+	it := s.db.NewIteratorCF(s.ro, cf)
+	defer it.Close()
+	it.SeekToFirst()
+	if !it.Valid() {
+		return nil, true, it.Err()
+	}
+	k := it.Key()
+	key = bytes.Clone(k.Data())
+	k.Free()
+	it.Next()
+	return key, !it.Valid(), it.Err()
+}
+
 // fillVertexFile adds the records puts and the deletions dels (both sorted)
 // to r in key order, as records of the default family (the file's own
 // family is given at ingestion), until r holds limit bytes or more, and

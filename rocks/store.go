@@ -179,6 +179,29 @@ func (s *Store) Write(b *vertex.Batch) error {
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
+	if b.LeafReset {
+		// A range tombstone over the whole index makes every file ingested
+		// after it overlap it and go to level 0, until a compaction takes it
+		// down: a load's first batch resets the index, whose only key is
+		// the marker of a new database's complete (empty) index. An index
+		// of one key is emptied by deleting that key, first, on its own
+		// (emptying the index ahead of the batch loses nothing: the trie
+		// package rebuilds an index it finds incomplete).
+		only, ok, err := s.onlyKey(s.cfLeaves)
+		if err != nil {
+			return fmt.Errorf("rocks: write batch: reading the leaf index: %w", err)
+		}
+		if ok {
+			if only != nil {
+				if err := s.db.DeleteCF(s.wo, s.cfLeaves, only); err != nil {
+					return fmt.Errorf("rocks: write batch: emptying the leaf index: %w", err)
+				}
+			}
+			nb := *b
+			nb.LeafReset = false
+			b = &nb
+		}
+	}
 	cost := batchCost(b)
 	if err := s.space.check(cost); err != nil {
 		return fmt.Errorf("rocks: write batch (%d puts, %d deletes): %w", len(b.Puts), len(b.Deletes), err)

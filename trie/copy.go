@@ -395,7 +395,7 @@ func (c *copier) writeBehind(cp []byte) error {
 		return err
 	}
 	c.cpPending = cp
-	return c.w.writeBehind()
+	return c.w.writeBehind(0) // no hold: a checkpoint says what is written
 }
 
 // wait waits for the write in flight, if any, then reports its progress and

@@ -69,6 +69,7 @@ func (db *DB) NewStateLoader() (*StateLoader, error) {
 	}
 	l := &StateLoader{w: newLoadWriter(db, "state loader", true), db: db, alloc: db.base.alloc}
 	l.w.leaves = true
+	l.w.hold, l.w.cut = true, l.alloc.Top
 	l.accts = build.New(db.format, &l.alloc, &l.enc, l.emit)
 	l.accts.Reset(vertex.RootID, 0)
 	l.slots = build.New(db.format, &l.alloc, &l.enc, l.emit)
@@ -88,7 +89,7 @@ func (l *StateLoader) Add(accounts []AccountLeaf) error {
 		}
 	}
 	if len(l.w.cur.batch.Puts) >= loaderBatchRecords {
-		if err := l.w.writeBehind(); err != nil {
+		if err := l.w.writeBehind(l.alloc.Top); err != nil {
 			return l.fail(err)
 		}
 	}

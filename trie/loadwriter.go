@@ -32,7 +32,20 @@ type loadWriter struct {
 	// leaves says the load fills it (a StateLoader does), so that the commit
 	// marks it complete.
 	reset, leaves bool
+
+	// hold is set for a load whose IDs are handed out as it goes (a
+	// StateLoader): a batch's records whose IDs were handed out before the
+	// last batch was cut (at or below cut) are held back and written with the
+	// commit (see holdStragglers).
+	hold    bool
+	cut     vertex.ID
+	held    []vertex.Record
+	heldBuf []byte
 }
+
+// maxHeldBytes bounds the records a load holds back (holdStragglers): past
+// it they go out with the next batch.
+const maxHeldBytes = 64 << 20
 
 // loaderBatch is a batch of records and the buffer they are encoded in. A
 // load has two: it fills one while the other is being written.
@@ -78,11 +91,14 @@ func (w *loadWriter) putVertex(id vertex.ID, v *vertex.Vertex) {
 // while the load goes on filling the other one (after the write before it is
 // done). Hashing or reading and RocksDB's inserts then run side by side, on
 // two cores.
-func (w *loadWriter) writeBehind() error {
+func (w *loadWriter) writeBehind(top vertex.ID) error {
 	if err := w.wait(); err != nil {
 		return err
 	}
 	b := w.cur
+	if w.hold {
+		w.holdStragglers(b, top)
+	}
 	w.cur, w.spare = w.spare, b
 	done := make(chan error, 1)
 	w.inflight = done
@@ -92,6 +108,45 @@ func (w *loadWriter) writeBehind() error {
 		done <- w.writeLocked(b, nil)
 	}()
 	return nil
+}
+
+// holdStragglers moves the records of b whose IDs were handed out before the
+// last batch was cut into the held records, and cuts at top.
+//
+// Why: a builder hands out IDs in the order it opens branches (a format-v2
+// branch takes its 16 slots when it opens) but finishes vertices later, so a
+// batch holds mostly IDs handed out since the batch before it and a few
+// stragglers, the later children of branches opened earlier (those on the
+// path of the last key: ~100 per batch). Written together, every batch's
+// file spans the key range of all the batches before it, lands in RocksDB's
+// level 0 and is compacted with all of them: the store was rewritten several
+// times over while it was built (docs/design.md, "Builds leave a compacted
+// store"). Without its stragglers a batch's range lies above every batch
+// before it, and its file goes to the bottom level as it is. The stragglers
+// are written with the commit, whose compaction merges them in one pass.
+func (w *loadWriter) holdStragglers(b *loaderBatch, top vertex.ID) {
+	puts := b.batch.Puts[:0]
+	for _, r := range b.batch.Puts {
+		if r.ID > w.cut {
+			puts = append(puts, r)
+			continue
+		}
+		start := len(w.heldBuf)
+		w.heldBuf = append(w.heldBuf, r.Rec...)
+		w.held = append(w.held, vertex.Record{ID: r.ID, Rec: w.heldBuf[start:len(w.heldBuf):len(w.heldBuf)]})
+	}
+	b.batch.Puts = puts
+	w.cut = top
+	if len(w.heldBuf) >= maxHeldBytes {
+		w.releaseHeld(b)
+	}
+}
+
+// releaseHeld adds the held records to b: b's records then refer to the held
+// bytes, which a new buffer replaces.
+func (w *loadWriter) releaseHeld(b *loaderBatch) {
+	b.batch.Puts = append(b.batch.Puts, w.held...)
+	w.held, w.heldBuf = nil, nil
 }
 
 // wait returns the result of the write in flight, if any, once it is done.
@@ -126,7 +181,15 @@ func (w *loadWriter) commitLocked(alloc vertex.Allocator, block uint64, root has
 	a := admin{format: db.format, records: db.records, top: alloc.Top, block: block, root: root}
 	db.mu.Lock()
 	defer db.mu.Unlock()
+	w.releaseHeld(w.cur)
 	if w.leaves {
+		// The marker's key lies among the index's keys: written beside the
+		// last entries, its file would span most of the index and be
+		// compacted with all of it. Written alone with the admin record, it
+		// overlaps one file. The load is not visible before that write.
+		if err := w.writeLocked(w.cur, nil); err != nil {
+			return err
+		}
 		w.cur.batch.Leaves = append(w.cur.batch.Leaves, vertex.LeafEntry{Key: leafMarkerKey, Val: leafMarkerValue})
 	}
 	if err := w.writeLocked(w.cur, a.encode()); err != nil {
