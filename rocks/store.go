@@ -185,8 +185,8 @@ func (s *Store) Write(b *vertex.Batch) error {
 		// down: a load's first batch resets the index, whose only key is
 		// the marker of a new database's complete (empty) index. An index
 		// of one key is emptied by deleting that key, first, on its own
-		// (emptying the index ahead of the batch loses nothing: the trie
-		// package rebuilds an index it finds incomplete).
+		// (emptying the index ahead of the batch loses nothing: an index
+		// without its marker is not read, docs/format.md §10).
 		only, ok, err := s.onlyKey(s.cfLeaves)
 		if err != nil {
 			return fmt.Errorf("rocks: write batch: reading the leaf index: %w", err)

@@ -117,13 +117,14 @@ func (w *loadWriter) writeBehind(top vertex.ID) error {
 // branch takes its 16 slots when it opens) but finishes vertices later, so a
 // batch holds mostly IDs handed out since the batch before it and a few
 // stragglers, the later children of branches opened earlier (those on the
-// path of the last key: ~100 per batch). Written together, every batch's
-// file spans the key range of all the batches before it, lands in RocksDB's
-// level 0 and is compacted with all of them: the store was rewritten several
-// times over while it was built (docs/design.md, "Builds leave a compacted
-// store"). Without its stragglers a batch's range lies above every batch
-// before it, and its file goes to the bottom level as it is. The stragglers
-// are written with the commit, whose compaction merges them in one pass.
+// path of the last key at the cut). Written together, every batch's file
+// spans the key range of all the batches before it, lands in RocksDB's level
+// 0 and is compacted with all of them: the store was rewritten several times
+// over while it was built (docs/design.md §8, "A load's files go to the
+// bottom level as they are"). Without its stragglers a batch's range lies
+// above every batch before it, and its file goes to the bottom level as it
+// is. The stragglers are written with the commit, whose compaction merges
+// them in one pass.
 func (w *loadWriter) holdStragglers(b *loaderBatch, top vertex.ID) {
 	puts := b.batch.Puts[:0]
 	for _, r := range b.batch.Puts {

@@ -38,10 +38,10 @@ import (
 // valid.
 //
 // Some records are worth more than their age says: the branches near the root
-// of the account trie are on the path of every account a block touches, yet
-// each one is touched too seldom for recency to keep it (at 10M accounts a
-// branch five levels down is read about once in 300 blocks, while the ring
-// comes round every ~25). PutPinned marks such a record: when the head comes
+// of the account trie are on the paths of the accounts a block touches, yet
+// in a state larger than the cache each one is needed too seldom for
+// first-in-first-out to keep it (docs/design.md §7, "Pinned upper levels").
+// PutPinned marks such a record: when the head comes
 // round to its chunk, a pinned record still indexed there is moved to the
 // chunk's start instead of dropped, and the head appends after it. A chunk
 // keeps at most half its bytes that way (pinned records beyond that are
