@@ -83,7 +83,7 @@ func run(args []string, out io.Writer) error {
 	fs.IntVar(&f.reps, "reps", 3, "bulkload mode: repetitions (the fastest is reported)")
 	fs.StringVar(&f.build, "build", "bulk", "how hexstate builds the initial state: bulk (BulkLoadAccounts in a frame, then Persist) or stream (StateLoader: memory independent of the state's size)")
 	recs := fs.String("records", "", "hexstate record variant of new stores: keys-once or child-key-copies (default: the trie package's, keys-once); an existing store follows its own")
-	fs.BoolVar(&rocksLowPriority, "rocks-low-priority", false, "hexstate: run RocksDB's flushes and compactions at the lowest CPU priority (blocks mode)")
+	fs.BoolVar(&rocksLowPriority, "rocks-low-priority", false, "hexstate: run RocksDB's flushes and compactions at the lowest CPU priority")
 	ingestMB := fs.Int64("rocks-ingest-mb", 0, "hexstate: write batches of at least this many MiB as ingested SST files (rocks.Options.IngestBytes; 0: the default, -1: never)")
 	fs.BoolVar(&journalBlocks, "journal", false, "hexstate: journal every block's frame (DB.Journal) in the persist phase")
 	fs.BoolVar(&journalReopen, "journal-reopen", false, "hexstate: at the end, reopen the store and time the journal's replay")
