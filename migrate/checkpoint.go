@@ -33,6 +33,34 @@ var checkpointMagic = []byte("hxmig2")
 // one of this version's.
 var ErrCheckpoint = fmt.Errorf("migrate: bad checkpoint")
 
+// Create makes dir the target of a new migration of a state of root srcRoot,
+// with no moment at which an interrupted run (SIGKILL) leaves dir holding
+// files but no checkpoint, which the next run would have to refuse as a
+// foreign directory: create makes the target's store in dir + ".creating"
+// (emptied first: what an interrupted Create left), a checkpoint recording
+// no progress is written into it, and it is renamed to dir, which must be
+// missing or empty. Run then starts the copy from the beginning.
+func Create(dir string, srcRoot hashkey.Hash, create func(dir string) error) error {
+	dir = filepath.Clean(dir)
+	tmp := dir + ".creating"
+	if err := os.RemoveAll(tmp); err != nil {
+		return fmt.Errorf("migrate: creating the target: %w", err)
+	}
+	if err := create(tmp); err != nil {
+		return err
+	}
+	if err := writeCheckpoint(tmp, &checkpoint{srcRoot: srcRoot}); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		return fmt.Errorf("migrate: creating the target: %w", err)
+	}
+	if err := syncDir(filepath.Dir(dir)); err != nil {
+		return fmt.Errorf("migrate: creating the target: %w", err)
+	}
+	return nil
+}
+
 func readCheckpoint(dir string) (checkpoint, bool, error) {
 	var c checkpoint
 	b, err := os.ReadFile(Checkpoint(dir))

@@ -68,7 +68,7 @@ type Result struct {
 	Records uint64        // vertex records in the target
 	Bytes   uint64        // bytes of records written by this run
 	Proofs  int           // account and slot proofs verified
-	Resumed bool          // the run continued an interrupted one
+	Resumed bool          // the run continued an interrupted one's progress (a checkpointed copy, or a committed one to verify)
 	Copy    time.Duration // time spent copying, until the copy was committed
 	// ReadAhead, Scanned and Preloaded are trie.CopyProgress's of this
 	// run's copy: the source records its workers read ahead of the walk,
@@ -119,7 +119,6 @@ func Run(ctx context.Context, src, dst *trie.DB, checkpointDir string, opts Opti
 	if err != nil {
 		return res, err
 	}
-	res.Resumed = resumed
 	if resumed && cp.srcRoot != want {
 		return res, fmt.Errorf("migrate: checkpoint is for source root %v, source is now %v: remove the target and start again", cp.srcRoot, want)
 	}
@@ -153,6 +152,9 @@ func Run(ctx context.Context, src, dst *trie.DB, checkpointDir string, opts Opti
 			}
 		}
 	}
+	// A checkpoint without progress (Prepare's, or Run's own before its
+	// first) resumes nothing: the copy starts again.
+	res.Resumed = cp.done || cp.state != nil
 	start := time.Now()
 	report := func(p Progress) {
 		if opts.Progress != nil {

@@ -253,6 +253,39 @@ func TestResumesAfterCommit(t *testing.T) {
 	}
 }
 
+// TestCreate: a target made by Create is taken as a migration's own and
+// started from the beginning (not resumed); a Create that fails leaves no
+// target, and the next one clears what it left.
+func TestCreate(t *testing.T) {
+	accts := trietest.StateAccounts(3000, 16)
+	src, _, _ := loadedRocks(t, vertex.FormatV1, accts)
+	root := trietest.DBRoot(t, src)
+	dir := t.TempDir() + "/target"
+	makeStore := func(d string) error {
+		db, _ := openRocks(t, d, vertex.FormatV2, false)
+		return db.Close()
+	}
+	failed := errors.New("killed")
+	err := migrate.Create(dir, root, func(d string) error { makeStore(d); return failed })
+	if !errors.Is(err, failed) {
+		t.Fatalf("failed Create: %v", err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("a failed Create left the target: %v", err)
+	}
+	trietest.Must(t, migrate.Create(dir, root, makeStore), "Create")
+	if _, err := os.Stat(dir + ".creating"); !os.IsNotExist(err) {
+		t.Fatalf("Create left its temporary directory: %v", err)
+	}
+	dst, _ := openRocks(t, dir, vertex.FormatV2, false)
+	res, err := migrate.Run(context.Background(), src, dst, dir, migrate.Options{})
+	trietest.Must(t, err, "Run")
+	if res.Resumed || res.Root != root {
+		t.Fatalf("a created target's first run: resumed %v, root %v, want %v", res.Resumed, res.Root, root)
+	}
+	trietest.Must(t, migrate.Finish(dst, dir), "Finish")
+}
+
 // TestRefusesForeignTarget: a target holding a state and no checkpoint is
 // refused before anything is written.
 func TestRefusesForeignTarget(t *testing.T) {

@@ -160,14 +160,30 @@ func run(ctx context.Context, cfg *config) error {
 	if err := migrate.CheckPaths(srcDir, dstDir, backup); err != nil {
 		return err
 	}
-	if err := checkTarget(dstDir); err != nil {
+	fresh, err := checkTarget(dstDir)
+	if err != nil {
 		return err
+	}
+	root, err := src.StateRoot()
+	if err != nil {
+		return fmt.Errorf("source %s: %w", srcDir, err)
+	}
+	if fresh {
+		err := migrate.Create(dstDir, root, func(dir string) error {
+			db, err := openTarget(dir, cfg)
+			if err != nil {
+				return err
+			}
+			return db.Close()
+		})
+		if err != nil {
+			return err
+		}
 	}
 	dst, err := openTarget(dstDir, cfg)
 	if err != nil {
 		return err
 	}
-	root, _ := src.StateRoot()
 	fmt.Printf("migrating %s (format %v, block %d, root %v)\n       to %s (format %v)\n", srcDir, from, src.Block(), root, dstDir, cfg.to)
 	p := newProgress(os.Stdout)
 	cpu := newCopyCPU()
@@ -315,29 +331,31 @@ func openSource(dir string, cacheMiB int) (*trie.DB, vertex.Format, error) {
 }
 
 // checkTarget refuses a target directory that holds something other than a
-// hexstate store (RocksDB refuses it too, but only once asked to create one).
-func checkTarget(dir string) error {
+// hexstate store (RocksDB refuses it too, but only once asked to create one)
+// and reports whether it is new (missing or empty) rather than an interrupted
+// migration's.
+func checkTarget(dir string) (fresh bool, err error) {
 	fi, err := os.Stat(dir)
 	if os.IsNotExist(err) {
-		return nil
+		return true, nil
 	}
 	if err != nil {
-		return fmt.Errorf("target %s: %w", dir, err)
+		return false, fmt.Errorf("target %s: %w", dir, err)
 	}
 	if !fi.IsDir() {
-		return fmt.Errorf("target %s is not a directory", dir)
+		return false, fmt.Errorf("target %s is not a directory", dir)
 	}
 	if _, err := os.Stat(migrate.Checkpoint(dir)); err == nil {
-		return nil // an interrupted migration
+		return false, nil // an interrupted migration
 	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return fmt.Errorf("target %s: %w", dir, err)
+		return false, fmt.Errorf("target %s: %w", dir, err)
 	}
 	if len(entries) > 0 {
-		return fmt.Errorf("target %s: %w (and no migration checkpoint): choose a new directory", dir, migrate.ErrTargetNotEmpty)
+		return false, fmt.Errorf("target %s: %w (and no migration checkpoint): choose a new directory", dir, migrate.ErrTargetNotEmpty)
 	}
-	return nil
+	return true, nil
 }
 
 // preloadBytes is trie.CopyOptions.PreloadBytes for -preload MiB (0 and
