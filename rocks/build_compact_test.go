@@ -1,6 +1,7 @@
 package rocks_test
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"testing"
@@ -63,8 +64,9 @@ func TestBuildsLeaveCompactedStore(t *testing.T) {
 }
 
 // TestLoaderFilesGoToTheBottom: a StateLoader's batches, ingested as they
-// fill, go to the bottom level as they are, in both layouts: the records a
-// batch finishes for branches opened before the batch before it are held
+// fill, go to the bottom level as they are, in both layouts, and so do a
+// copy's (walked or rebuilt, checkpointing every few batches): the records
+// a batch finishes for branches opened before the batch before it are held
 // back to the commit, so that no batch's file overlaps the ones before it.
 // Before, each overlapped all of them, went to level 0 and was compacted
 // with them: the store was rewritten several times over while it was built.
@@ -73,26 +75,47 @@ func TestBuildsLeaveCompactedStore(t *testing.T) {
 func TestLoaderFilesGoToTheBottom(t *testing.T) {
 	accts := trietest.StateAccounts(200_000, 3) // ~5 batches of records
 	for _, f := range trietest.Formats {
-		t.Run(f.String(), func(t *testing.T) {
-			st, err := rocks.Open(t.TempDir(), &rocks.Options{IngestBytes: 1, Statistics: true})
-			trietest.Must(t, err, "rocks.Open")
-			db, err := trie.Open(hideCompactor{st}, &trie.Options{Format: f})
-			trietest.Must(t, err, "trie.Open")
-			trietest.LoadState(t, db, accts, 0)
-			trietest.Must(t, st.Flush(), "Flush")
-			stats, err := st.Statistics()
-			trietest.Must(t, err, "Statistics")
-			sst, err := st.Property("rocksdb.total-sst-files-size") // of the vertex family
-			trietest.Must(t, err, "Property")
-			size, _ := strconv.ParseUint(sst, 10, 64)
-			l0, _ := st.Property("rocksdb.num-files-at-level0")
-			w := stats["rocksdb.compact.write.bytes"]
-			t.Logf("compacted %d bytes, %d bytes of files, %s at level 0", w, size, l0)
-			if l0 != "0" && l0 != "1" || w > size/10 {
-				t.Errorf("after the load %s vertex files at level 0 (the commit's at most), %d bytes compacted for %d bytes of files", l0, w, size)
-			}
-			trietest.Must(t, db.Close(), "Close")
-		})
+		src, err := trie.Open(trie.NewMemoryBackend(), &trie.Options{Format: f})
+		trietest.Must(t, err, "trie.Open")
+		trietest.LoadState(t, src, accts, 0)
+		for _, how := range []string{"loader", "walk", "rebuild"} {
+			t.Run(f.String()+"/"+how, func(t *testing.T) {
+				st, err := rocks.Open(t.TempDir(), &rocks.Options{IngestBytes: 1, Statistics: true})
+				trietest.Must(t, err, "rocks.Open")
+				db, err := trie.Open(hideCompactor{st}, &trie.Options{Format: f})
+				trietest.Must(t, err, "trie.Open")
+				defer db.Close()
+				checkpoints := 0
+				switch how {
+				case "loader":
+					trietest.LoadState(t, db, accts, 0)
+				default:
+					method := trie.CopyWalk
+					if how == "rebuild" {
+						method = trie.CopyRebuild
+					}
+					_, err := db.CopyFrom(context.Background(), src, trie.CopyOptions{Method: method, CheckpointRecords: 100_000,
+						Checkpoint: func([]byte, trie.CopyProgress) error { checkpoints++; return nil }})
+					trietest.Must(t, err, "CopyFrom")
+					if checkpoints < 2 {
+						t.Fatalf("%d checkpoints", checkpoints)
+					}
+				}
+				trietest.Must(t, st.Flush(), "Flush")
+				stats, err := st.Statistics()
+				trietest.Must(t, err, "Statistics")
+				sst, err := st.Property("rocksdb.total-sst-files-size") // of the vertex family
+				trietest.Must(t, err, "Property")
+				size, _ := strconv.ParseUint(sst, 10, 64)
+				l0, _ := st.Property("rocksdb.num-files-at-level0")
+				w := stats["rocksdb.compact.write.bytes"]
+				t.Logf("compacted %d bytes, %d bytes of files, %s at level 0, %d checkpoints", w, size, l0, checkpoints)
+				if l0 != "0" && l0 != "1" || w > size/10 {
+					t.Errorf("after the load %s vertex files at level 0 (the commit's at most), %d bytes compacted for %d bytes of files", l0, w, size)
+				}
+			})
+		}
+		trietest.Must(t, src.Close(), "Close")
 	}
 }
 

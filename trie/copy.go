@@ -59,7 +59,7 @@ type CopyOptions struct {
 
 // CopyProgress reports how far a copy got.
 type CopyProgress struct {
-	Records  uint64        // records written, this run and the runs it resumes
+	Records  uint64        // records copied, this run and the runs it resumes: written, or held back to be written with the commit (a checkpoint carries them)
 	Bytes    uint64        // bytes of records written by this run
 	Fraction float64       // estimated share of the account trie done
 	Elapsed  time.Duration // since this run started
@@ -212,6 +212,7 @@ func (db *DB) startCopy(src *DB, opts *CopyOptions) (*copier, error) {
 	if opts.Method < CopyAuto || opts.Method > CopyRebuild {
 		return nil, fmt.Errorf("%w: unknown copy method %d", ErrCopy, opts.Method)
 	}
+	var held []vertex.Record
 	if opts.Resume != nil {
 		st, err := decodeCopyState(opts.Resume)
 		if err != nil {
@@ -221,10 +222,18 @@ func (db *DB) startCopy(src *DB, opts *CopyOptions) (*copier, error) {
 			return nil, fmt.Errorf("%w: resume state of format %v at ID %d does not fit a target of format %v at ID %d", ErrCopy, st.format, st.top, db.format, c.alloc.Top)
 		}
 		c.alloc.Top, c.records, c.lastCP, c.resume, c.resumeRebuild = st.top, st.records, st.records, st.frames, st.rebuild
+		held = st.held
 	}
 	c.direct = newCopySource(src.backend, true)
 	c.w = newLoadWriter(db, "copy", false)
-	c.w.written = c.records
+	// The copy's IDs are handed out as a builder's are: it holds its
+	// stragglers back as a StateLoader does, and a checkpoint carries them.
+	c.w.hold, c.w.cut = true, c.alloc.Top
+	c.w.held = held
+	for _, r := range held {
+		c.w.heldBytes += len(r.Rec)
+	}
+	c.w.written = c.records - uint64(len(held))
 	return c, nil
 }
 
@@ -365,14 +374,15 @@ func (c *copier) emitted() error {
 // account): it checkpoints, with the resume state state returns, when
 // enough records were written since the last checkpoint, and stops the
 // copy when ctx is done.
-func (c *copier) safePoint(state func() []byte) error {
+func (c *copier) safePoint(state func() copyState) error {
 	every := uint64(c.opts.CheckpointRecords)
 	if every == 0 {
 		every = 1 << 20
 	}
 	if c.opts.Checkpoint != nil && c.records-c.lastCP >= every {
 		c.lastCP = c.records
-		if err := c.writeBehind(state()); err != nil {
+		st := state()
+		if err := c.writeBehind(&st); err != nil {
 			return err
 		}
 	}
@@ -383,19 +393,26 @@ func (c *copier) safePoint(state func() []byte) error {
 }
 
 // walkState is the walk's resume state at a safe point.
-func (c *copier) walkState() []byte {
-	st := copyState{format: c.db.format, top: c.alloc.Top, records: c.records, frames: c.path}
-	return st.encode()
+func (c *copier) walkState() copyState {
+	return copyState{format: c.db.format, top: c.alloc.Top, records: c.records, frames: c.path}
 }
 
-// writeBehind hands the batch being filled to the writer; cp, when not nil,
-// is the checkpoint handed to opts.Checkpoint once the batch is written.
-func (c *copier) writeBehind(cp []byte) error {
+// writeBehind hands the batch being filled to the writer; st, when not nil,
+// is the state whose checkpoint is handed to opts.Checkpoint once the batch
+// is written. The records the writer holds back (loadWriter.hold) are not
+// written by then: the checkpoint carries them.
+func (c *copier) writeBehind(st *copyState) error {
 	if err := c.wait(); err != nil {
 		return err
 	}
-	c.cpPending = cp
-	return c.w.writeBehind(0) // no hold: a checkpoint says what is written
+	if err := c.w.writeBehind(c.alloc.Top); err != nil {
+		return err
+	}
+	if st != nil {
+		st.held = c.w.held
+		c.cpPending = st.encode()
+	}
+	return nil
 }
 
 // wait waits for the write in flight, if any, then reports its progress and
@@ -442,6 +459,6 @@ func (c *copier) report() CopyProgress {
 	if c.pre != nil {
 		scanned = uint64(c.pre.scanned.Load())
 	}
-	return CopyProgress{Records: c.w.written, Bytes: c.w.bytes, Fraction: f, Elapsed: time.Since(c.start),
+	return CopyProgress{Records: c.w.written + uint64(len(c.w.held)), Bytes: c.w.bytes, Fraction: f, Elapsed: time.Since(c.start),
 		KeysComputed: c.computed, ReadAhead: c.prefetched, Scanned: scanned, Preloaded: c.preloaded, Rebuilt: c.rebuilding}
 }

@@ -118,7 +118,7 @@ func (r *rebuilder) add(key, val []byte) error {
 		if err := r.endStorage(); err != nil {
 			return err
 		}
-		if err := r.c.safePoint(func() []byte { return r.state(key) }); err != nil {
+		if err := r.c.safePoint(func() copyState { return r.state(key) }); err != nil {
 			return err
 		}
 		r.acct = append(r.acct[:0], key...)
@@ -144,10 +144,9 @@ func (r *rebuilder) add(key, val []byte) error {
 }
 
 // state is the rebuild's resume state before the account of key is added.
-func (r *rebuilder) state(key []byte) []byte {
+func (r *rebuilder) state(key []byte) copyState {
 	c := r.c
-	st := copyState{format: c.db.format, top: c.alloc.Top, records: c.records, rebuild: r.accts.AppendState(slices.Clone(key))}
-	return st.encode()
+	return copyState{format: c.db.format, top: c.alloc.Top, records: c.records, rebuild: r.accts.AppendState(slices.Clone(key))}
 }
 
 // endStorage finishes the storage trie of the last account added, if it has

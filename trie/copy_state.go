@@ -11,29 +11,38 @@ import (
 )
 
 // copyState is where an interrupted copy resumes: the target's allocator top,
-// the records emitted, and the account trie's open branches (copyFrame).
+// the records emitted, the records emitted but held back (loadWriter.hold:
+// not written yet, so the state carries them), and the account trie's open
+// branches (copyFrame).
 //
-//	"hxcp1" | format u8 | top u64 | records u64 | frames u8 | frame…
+//	"hxcp2" | format u8 | top u64 | records u64 | held | frames u8 | frame…
+//	held  = count uvarint | (id u64 | len uvarint | record) for each
 //	frame = src u64 | nib u8 | done u16 | base u64
 //	        | (kid u64) for each done bit | (len8 key) for each done bit
 //
-// A rebuild's state (copy_rebuild.go) has the same header under its own
-// magic, then where and how its build goes on:
+// A rebuild's state (copy_rebuild.go) has the same header and held records
+// under its own magic, then where and how its build goes on:
 //
-//	"hxrb1" | format u8 | top u64 | records u64 | next account key 32 | builder state
+//	"hxrb2" | format u8 | top u64 | records u64 | held | next account key 32 | builder state
 //
-// (the account builder's, build.Builder.AppendState).
+// (the account builder's, build.Builder.AppendState). The states of the
+// version before ("hxcp1", "hxrb1") are these without the held records, and
+// still resume.
 type copyState struct {
 	format  vertex.Format
 	top     vertex.ID
 	records uint64
+	held    []vertex.Record // emitted, not written: they go out with the commit
 	frames  []copyFrame
 	rebuild []byte // a rebuild's: the next account's key, then the builder's state
 }
 
 var (
-	copyStateMagic    = []byte("hxcp1")
-	rebuildStateMagic = []byte("hxrb1")
+	copyStateMagic    = []byte("hxcp2")
+	rebuildStateMagic = []byte("hxrb2")
+	// The magics of the states without held records.
+	copyStateMagic1    = []byte("hxcp1")
+	rebuildStateMagic1 = []byte("hxrb1")
 )
 
 func (s *copyState) encode() []byte {
@@ -45,6 +54,12 @@ func (s *copyState) encode() []byte {
 	b = append(b, byte(s.format))
 	b = binary.BigEndian.AppendUint64(b, uint64(s.top))
 	b = binary.BigEndian.AppendUint64(b, s.records)
+	b = binary.AppendUvarint(b, uint64(len(s.held)))
+	for _, r := range s.held {
+		b = binary.BigEndian.AppendUint64(b, uint64(r.ID))
+		b = binary.AppendUvarint(b, uint64(len(r.Rec)))
+		b = append(b, r.Rec...)
+	}
 	if s.rebuild != nil {
 		return append(b, s.rebuild...)
 	}
@@ -77,23 +92,34 @@ func decodeCopyState(b []byte) (copyState, error) {
 	bad := func(why string) (copyState, error) {
 		return copyState{}, fmt.Errorf("%w: resume state: %s", ErrCopy, why)
 	}
-	rebuild := bytes.HasPrefix(b, rebuildStateMagic)
-	if len(b) < len(copyStateMagic)+18 || (!rebuild && !bytes.HasPrefix(b, copyStateMagic)) {
+	rebuild := bytes.HasPrefix(b, rebuildStateMagic) || bytes.HasPrefix(b, rebuildStateMagic1)
+	held := bytes.HasPrefix(b, rebuildStateMagic) || bytes.HasPrefix(b, copyStateMagic)
+	if len(b) < len(copyStateMagic)+17 || (!rebuild && !held && !bytes.HasPrefix(b, copyStateMagic1)) {
 		return bad("not a copy state")
 	}
 	b = b[len(copyStateMagic):]
 	s.format = vertex.Format(b[0])
 	s.top = vertex.ID(binary.BigEndian.Uint64(b[1:]))
 	s.records = binary.BigEndian.Uint64(b[9:])
+	b = b[17:]
+	if held {
+		var err error
+		if s.held, b, err = decodeHeld(b, s.top); err != nil {
+			return bad(err.Error())
+		}
+	}
 	if rebuild { // checked by the rebuild that restores it
-		if len(b) < 17+32 {
+		if len(b) < 32 {
 			return bad("truncated rebuild state")
 		}
-		s.rebuild = bytes.Clone(b[17:])
+		s.rebuild = bytes.Clone(b)
 		return s, nil
 	}
-	nf := int(b[17])
-	b = b[18:]
+	if len(b) < 1 {
+		return bad("truncated frames")
+	}
+	nf := int(b[0])
+	b = b[1:]
 	if nf > maxCopyFrames {
 		return bad("too many frames")
 	}
@@ -134,4 +160,35 @@ func decodeCopyState(b []byte) (copyState, error) {
 		return bad("trailing bytes")
 	}
 	return s, nil
+}
+
+// decodeHeld decodes the held records of a copy state (their bytes copied
+// into one buffer) and returns what follows them. Every ID must lie below
+// the state's allocator top.
+func decodeHeld(b []byte, top vertex.ID) ([]vertex.Record, []byte, error) {
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n > uint64(len(b)) {
+		return nil, nil, fmt.Errorf("truncated held records")
+	}
+	b = b[k:]
+	held := make([]vertex.Record, 0, n)
+	buf := make([]byte, 0, len(b)) // never regrown: the records refer to it
+	for i := uint64(0); i < n; i++ {
+		if len(b) < 8 {
+			return nil, nil, fmt.Errorf("truncated held record")
+		}
+		id := vertex.ID(binary.BigEndian.Uint64(b))
+		l, k := binary.Uvarint(b[8:])
+		if k <= 0 || l > uint64(len(b)-8-k) {
+			return nil, nil, fmt.Errorf("truncated held record")
+		}
+		if id == vertex.NoID || id >= top {
+			return nil, nil, fmt.Errorf("held record of ID %d at or above the top %d", id, top)
+		}
+		start := len(buf)
+		buf = append(buf, b[8+k:8+k+int(l)]...)
+		held = append(held, vertex.Record{ID: id, Rec: buf[start:len(buf):len(buf)]})
+		b = b[8+k+int(l):]
+	}
+	return held, b, nil
 }

@@ -34,13 +34,15 @@ type loadWriter struct {
 	reset, leaves bool
 
 	// hold is set for a load whose IDs are handed out as it goes (a
-	// StateLoader): a batch's records whose IDs were handed out before the
-	// last batch was cut (at or below cut) are held back and written with the
-	// commit (see holdStragglers).
-	hold    bool
-	cut     vertex.ID
-	held    []vertex.Record
-	heldBuf []byte
+	// StateLoader, a copy): a batch's records whose IDs were handed out
+	// before the last batch was cut (at or below cut) are held back and
+	// written with the commit (see holdStragglers; a copy's checkpoints
+	// carry them, copyState).
+	hold      bool
+	cut       vertex.ID
+	held      []vertex.Record
+	heldBuf   []byte
+	heldBytes int // the held records' bytes (a resumed copy's are not in heldBuf)
 }
 
 // maxHeldBytes bounds the records a load holds back (holdStragglers): past
@@ -135,10 +137,11 @@ func (w *loadWriter) holdStragglers(b *loaderBatch, top vertex.ID) {
 		start := len(w.heldBuf)
 		w.heldBuf = append(w.heldBuf, r.Rec...)
 		w.held = append(w.held, vertex.Record{ID: r.ID, Rec: w.heldBuf[start:len(w.heldBuf):len(w.heldBuf)]})
+		w.heldBytes += len(r.Rec)
 	}
 	b.batch.Puts = puts
 	w.cut = top
-	if len(w.heldBuf) >= maxHeldBytes {
+	if w.heldBytes >= maxHeldBytes {
 		w.releaseHeld(b)
 	}
 }
@@ -147,7 +150,7 @@ func (w *loadWriter) holdStragglers(b *loaderBatch, top vertex.ID) {
 // bytes, which a new buffer replaces.
 func (w *loadWriter) releaseHeld(b *loaderBatch) {
 	b.batch.Puts = append(b.batch.Puts, w.held...)
-	w.held, w.heldBuf = nil, nil
+	w.held, w.heldBuf, w.heldBytes = nil, nil, 0
 }
 
 // wait returns the result of the write in flight, if any, once it is done.
