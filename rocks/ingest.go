@@ -33,8 +33,9 @@ import (
 // so the batch is durable when Write returns. The memtables are flushed
 // first (see writeIngest).
 //
-// Write takes this path for a batch of at least Options.IngestBytes whose
-// keys are in strictly ascending order within each column family, with no
+// Write takes this path for a batch of at least Options.IngestBytes (a
+// load's, vertex.Batch.Load, of any size) whose keys are in strictly
+// ascending order within each column family, with no
 // vertex both written and deleted and no LeafReset. A deleted prefix becomes
 // a range tombstone in the leaf index's file; it covers older files only, not
 // the file's own keys (they share its sequence number), which is the order
@@ -47,7 +48,7 @@ const ingestPrefix = "hexstate-ingest-"
 // ingestable reports whether b, of cost bytes (batchCost), can be written as
 // ingested files (see above).
 func (s *Store) ingestable(b *vertex.Batch, cost uint64) bool {
-	if s.opts.IngestBytes < 0 || int64(cost/2) < s.opts.IngestBytes || b.LeafReset {
+	if s.opts.IngestBytes < 0 || (int64(cost/2) < s.opts.IngestBytes && !b.Load) || b.LeafReset {
 		return false
 	}
 	for i := 1; i < len(b.Puts); i++ {

@@ -89,9 +89,10 @@ type Options struct {
 	// Write builds the batch as SST files and ingests them, instead of writing
 	// it to the write-ahead log and the memtables: one persist of many blocks
 	// then costs RocksDB no log record, no skiplist inserts and no flush later
-	// (docs/design.md, "Large batches as ingested files"). Smaller batches, and
-	// batches whose keys are not in order, take the write-ahead log. Default
-	// 16 MiB; a negative value never ingests.
+	// (docs/design.md, "Large batches as ingested files"). Smaller batches
+	// (but a load's, vertex.Batch.Load), and batches whose keys are not in
+	// order, take the write-ahead log. Default 16 MiB; a negative value never
+	// ingests.
 	IngestBytes int64
 
 	// Sync makes every Write fsync the write-ahead log before returning. Without

@@ -219,6 +219,7 @@ func (w *loadWriter) writeLocked(b *loaderBatch, admin []byte) error {
 	slices.SortFunc(puts, func(x, y vertex.Record) int { return cmp.Compare(x.ID, y.ID) })
 	b.batch.Admin = admin
 	b.batch.LeafReset = !w.reset
+	b.batch.Load = true // its files go to the bottom level as they are (holdStragglers)
 	w.db.wmu.Lock()
 	err := w.db.backend.Write(&b.batch)
 	w.db.wmu.Unlock()

@@ -14,6 +14,14 @@ type Batch struct {
 	LeafReset         bool
 	LeafPrefixDeletes [][]byte
 	Leaves            []LeafEntry
+
+	// Load marks a batch of a load (a trie StateLoader's or copy's) into
+	// an empty store, whose batches lie above one another in key order: a
+	// backend that can link sorted files in (rocks' ingestion) may write it
+	// so whatever its size, where a write through its log and memtables
+	// would be flushed to files and compacted once more. It changes how b
+	// is written, not what.
+	Load bool
 }
 
 // LeafEntry is one change of the leaf index: Val is the new value, nil deletes
