@@ -30,7 +30,7 @@ type hexSide struct {
 
 func newHexSide(name string, f vertex.Format, dir string, cacheMB int, stream bool, w *workload) (*hexSide, error) {
 	cache := cacheMB << 20
-	st, err := rocks.Open(filepath.Join(dir, name), &rocks.Options{Statistics: true, BlockCacheBytes: uint64(cache), LowPriorityBackground: rocksLowPriority, IngestBytes: rocksIngestBytes})
+	st, err := rocks.Open(filepath.Join(dir, name), rocksOptions(cache))
 	if err != nil {
 		return nil, err
 	}
@@ -120,6 +120,22 @@ var rocksLowPriority bool
 // batch size from which a write goes in as ingested SST files (0: the default,
 // negative: never).
 var rocksIngestBytes int64
+
+// rocksBlockBytes (flag -rocks-block-kb) is rocks.Options.BlockSizeBytes (0:
+// the default).
+var rocksBlockBytes int
+
+// rocksOptions are the options every hexstate store of a run is opened with:
+// statistics on, a block cache of cacheBytes, and the -rocks-* flags.
+func rocksOptions(cacheBytes int) *rocks.Options {
+	return &rocks.Options{
+		Statistics:            true,
+		BlockCacheBytes:       uint64(cacheBytes),
+		BlockSizeBytes:        rocksBlockBytes,
+		LowPriorityBackground: rocksLowPriority,
+		IngestBytes:           rocksIngestBytes,
+	}
+}
 
 // journalBlocks (flag -journal) journals every block's frame (trie DB.Journal)
 // in the persist phase, before the block's Persist when it has one.

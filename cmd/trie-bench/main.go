@@ -85,6 +85,7 @@ func run(args []string, out io.Writer) error {
 	recs := fs.String("records", "", "hexstate record variant of new stores: keys-once or child-key-copies (default: the trie package's, keys-once); an existing store follows its own")
 	fs.BoolVar(&rocksLowPriority, "rocks-low-priority", false, "hexstate: run RocksDB's flushes and compactions at the lowest CPU priority")
 	ingestMB := fs.Int64("rocks-ingest-mb", 0, "hexstate: write batches of at least this many MiB as ingested SST files (rocks.Options.IngestBytes; 0: the default, -1: never)")
+	fs.IntVar(&rocksBlockBytes, "rocks-block-kb", 0, "hexstate: RocksDB data block size in KiB for the files a run writes (rocks.Options.BlockSizeBytes; 0: the default)")
 	fs.BoolVar(&journalBlocks, "journal", false, "hexstate: journal every block's frame (DB.Journal) in the persist phase")
 	fs.BoolVar(&journalReopen, "journal-reopen", false, "hexstate: at the end, reopen the store and time the journal's replay")
 	fs.IntVar(&f.scale.accReads, "block-account-reads", 2000, "scale: reads of accounts per block (before its writes)")
@@ -106,6 +107,7 @@ func run(args []string, out io.Writer) error {
 	if err := checkPrefetchMode(prefetchMode); err != nil {
 		return err
 	}
+	rocksBlockBytes <<= 10
 	rocksIngestBytes = *ingestMB << 20 // negative stays negative: never
 	if *mallocArenas > 0 {
 		if err := rocks.LimitMallocArenas(*mallocArenas); err != nil {

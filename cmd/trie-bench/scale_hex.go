@@ -32,7 +32,7 @@ type hexScale struct {
 
 func newHexScale(name, dir string, s scaleShape, cacheMB int, grow bool) (*hexScale, error) {
 	cache := cacheMB << 20
-	st, err := rocks.Open(filepath.Join(dir, name), &rocks.Options{Statistics: true, BlockCacheBytes: uint64(cache), LowPriorityBackground: rocksLowPriority})
+	st, err := rocks.Open(filepath.Join(dir, name), rocksOptions(cache))
 	if err != nil {
 		return nil, fmt.Errorf("%s: rocks: %w", name, err)
 	}

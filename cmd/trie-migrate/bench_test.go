@@ -136,7 +136,8 @@ func loadAverage() string {
 
 // baseline scans every record of the store in src ([1, top] by VertexRange),
 // once alone and once writing them to a fresh store in dst in 65,536-record
-// batches, with trie-migrate's target options (synced writes); it returns
+// batches, with trie-migrate's target options (synced writes) and as a
+// copy's batches are written (vertex.Batch.Load: ingested); it returns
 // the time of each, the CPU time of the scan and write (this process's, all
 // threads) and the number of records.
 func baseline(t *testing.T, src, dst string) (scan, scanWrite, cpu time.Duration, records int) {
@@ -152,7 +153,7 @@ func baseline(t *testing.T, src, dst string) (scan, scanWrite, cpu time.Duration
 	scan = time.Since(start)
 	start, cpu0 := time.Now(), cpuTime()
 	var buf []byte
-	var b vertex.Batch
+	b := vertex.Batch{Load: true}
 	n := 0
 	flush := func() {
 		trietest.Must(t, out.Write(&b), "Write")
