@@ -130,6 +130,35 @@ func TestIngestSplitsLargeBatch(t *testing.T) {
 	}
 }
 
+// TestLoadBatchIngested: a small batch goes through the write-ahead log
+// unless it is marked as a load's (vertex.Batch.Load), which is ingested at
+// the bottom level whatever its size; the records read back either way.
+func TestLoadBatchIngested(t *testing.T) {
+	st, err := Open(t.TempDir(), nil) // the default IngestBytes, 16 MiB
+	trietest.Must(t, err, "Open")
+	defer st.Close()
+	opened := st.ingested.Load()
+	trietest.Must(t, st.Write(&vertex.Batch{Puts: []vertex.Record{{ID: 1, Rec: []byte("one")}}}), "Write")
+	if n := st.ingested.Load() - opened; n != 0 {
+		t.Fatalf("a small batch: %d ingested, want 0", n)
+	}
+	load := &vertex.Batch{Load: true, Puts: []vertex.Record{{ID: 5, Rec: []byte("five")}, {ID: 6, Rec: []byte("six")}}}
+	trietest.Must(t, st.Write(load), "Write")
+	if n := st.ingested.Load() - opened; n != 1 {
+		t.Fatalf("a load's batch: %d ingested, want 1", n)
+	}
+	if files := st.db.GetPropertyCF("rocksdb.num-files-at-level6", st.cfVertex); files == "0" {
+		t.Fatal("the load's file is not at the bottom level")
+	}
+	for id, want := range map[vertex.ID]string{1: "one", 5: "five", 6: "six"} {
+		rec, err := st.Vertex(id)
+		trietest.Must(t, err, "Vertex %d", id)
+		if string(rec) != want {
+			t.Fatalf("vertex %d: %q, want %q", id, rec, want)
+		}
+	}
+}
+
 // TestIngestedFileFormats: the same records ingested into an empty range land
 // on the bottom level written for it (ZSTD, Ribbon filters), and ingested
 // again over them land on level 0 written as a flush writes (LZ4, Bloom
