@@ -152,7 +152,7 @@ func Run(ctx context.Context, src, dst *trie.DB, checkpointDir string, opts Opti
 			}
 		}
 	}
-	// A checkpoint without progress (Prepare's, or Run's own before its
+	// A checkpoint without progress (Create's, or Run's own before its
 	// first) resumes nothing: the copy starts again.
 	res.Resumed = cp.done || cp.state != nil
 	start := time.Now()
