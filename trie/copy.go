@@ -229,9 +229,8 @@ func (db *DB) startCopy(src *DB, opts *CopyOptions) (*copier, error) {
 	// The copy's IDs are handed out as a builder's are: it holds its
 	// stragglers back as a StateLoader does, and a checkpoint carries them.
 	c.w.hold, c.w.cut = true, c.alloc.Top
-	c.w.held = held
 	for _, r := range held {
-		c.w.heldBytes += len(r.Rec)
+		c.w.holdRecord(r)
 	}
 	c.w.written = c.records - uint64(len(held))
 	return c, nil

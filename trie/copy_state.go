@@ -162,9 +162,9 @@ func decodeCopyState(b []byte) (copyState, error) {
 	return s, nil
 }
 
-// decodeHeld decodes the held records of a copy state (their bytes copied
-// into one buffer) and returns what follows them. Every ID must lie below
-// the state's allocator top.
+// decodeHeld decodes the held records of a copy state (referring to b) and
+// returns what follows them. Every ID must lie below the state's allocator
+// top.
 func decodeHeld(b []byte, top vertex.ID) ([]vertex.Record, []byte, error) {
 	n, k := binary.Uvarint(b)
 	if k <= 0 || n > uint64(len(b)) {
@@ -172,7 +172,6 @@ func decodeHeld(b []byte, top vertex.ID) ([]vertex.Record, []byte, error) {
 	}
 	b = b[k:]
 	held := make([]vertex.Record, 0, n)
-	buf := make([]byte, 0, len(b)) // never regrown: the records refer to it
 	for i := uint64(0); i < n; i++ {
 		if len(b) < 8 {
 			return nil, nil, fmt.Errorf("truncated held record")
@@ -185,10 +184,9 @@ func decodeHeld(b []byte, top vertex.ID) ([]vertex.Record, []byte, error) {
 		if id == vertex.NoID || id >= top {
 			return nil, nil, fmt.Errorf("held record of ID %d at or above the top %d", id, top)
 		}
-		start := len(buf)
-		buf = append(buf, b[8+k:8+k+int(l)]...)
-		held = append(held, vertex.Record{ID: id, Rec: buf[start:len(buf):len(buf)]})
-		b = b[8+k+int(l):]
+		end := 8 + k + int(l)
+		held = append(held, vertex.Record{ID: id, Rec: b[8+k : end : end]})
+		b = b[end:]
 	}
 	return held, b, nil
 }

@@ -38,11 +38,10 @@ type loadWriter struct {
 	// before the last batch was cut (at or below cut) are held back and
 	// written with the commit (see holdStragglers; a copy's checkpoints
 	// carry them, copyState).
-	hold      bool
-	cut       vertex.ID
-	held      []vertex.Record
-	heldBuf   []byte
-	heldBytes int // the held records' bytes (a resumed copy's are not in heldBuf)
+	hold    bool
+	cut     vertex.ID
+	held    []vertex.Record
+	heldBuf []byte
 }
 
 // maxHeldBytes bounds the records a load holds back (holdStragglers): past
@@ -134,23 +133,28 @@ func (w *loadWriter) holdStragglers(b *loaderBatch, top vertex.ID) {
 			puts = append(puts, r)
 			continue
 		}
-		start := len(w.heldBuf)
-		w.heldBuf = append(w.heldBuf, r.Rec...)
-		w.held = append(w.held, vertex.Record{ID: r.ID, Rec: w.heldBuf[start:len(w.heldBuf):len(w.heldBuf)]})
-		w.heldBytes += len(r.Rec)
+		w.holdRecord(r)
 	}
 	b.batch.Puts = puts
 	w.cut = top
-	if w.heldBytes >= maxHeldBytes {
+	if len(w.heldBuf) >= maxHeldBytes {
 		w.releaseHeld(b)
 	}
+}
+
+// holdRecord adds a copy of r to the held records (a resumed copy restores
+// its checkpoint's this way).
+func (w *loadWriter) holdRecord(r vertex.Record) {
+	start := len(w.heldBuf)
+	w.heldBuf = append(w.heldBuf, r.Rec...)
+	w.held = append(w.held, vertex.Record{ID: r.ID, Rec: w.heldBuf[start:len(w.heldBuf):len(w.heldBuf)]})
 }
 
 // releaseHeld adds the held records to b: b's records then refer to the held
 // bytes, which a new buffer replaces.
 func (w *loadWriter) releaseHeld(b *loaderBatch) {
 	b.batch.Puts = append(b.batch.Puts, w.held...)
-	w.held, w.heldBuf, w.heldBytes = nil, nil, 0
+	w.held, w.heldBuf = nil, nil
 }
 
 // wait returns the result of the write in flight, if any, once it is done.
