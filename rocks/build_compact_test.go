@@ -65,13 +65,15 @@ func TestBuildsLeaveCompactedStore(t *testing.T) {
 
 // TestLoaderFilesGoToTheBottom: a StateLoader's batches, ingested as they
 // fill, go to the bottom level as they are, in both layouts, and so do a
-// copy's (walked or rebuilt, checkpointing every few batches): the records
-// a batch finishes for branches opened before the batch before it are held
-// back to the commit, so that no batch's file overlaps the ones before it.
-// Before, each overlapped all of them, went to level 0 and was compacted
-// with them: the store was rewritten several times over while it was built.
-// The final compaction is left out here; what the load's writes made
-// RocksDB compact is measured.
+// copy's (walked or rebuilt, checkpointing every few batches), the commit's
+// included: IDs are handed out in the order vertices are finished, so each
+// batch's records lie above the batches before it, and the one record below
+// them, the root's, is written alone with the commit. Nothing is compacted.
+// (When a v2 branch took its slots as it opened, every batch overlapped all
+// the ones before it, went to level 0 and was compacted with them: the
+// store was rewritten several times over while it was built; then, with
+// those records held back to the commit, once.) The final compaction is
+// left out here; what the load's writes made RocksDB compact is measured.
 func TestLoaderFilesGoToTheBottom(t *testing.T) {
 	accts := trietest.StateAccounts(200_000, 3) // ~5 batches of records
 	for _, f := range trietest.Formats {
@@ -110,8 +112,8 @@ func TestLoaderFilesGoToTheBottom(t *testing.T) {
 				l0, _ := st.Property("rocksdb.num-files-at-level0")
 				w := stats["rocksdb.compact.write.bytes"]
 				t.Logf("compacted %d bytes, %d bytes of files, %s at level 0, %d checkpoints", w, size, l0, checkpoints)
-				if l0 != "0" && l0 != "1" || w > size/10 {
-					t.Errorf("after the load %s vertex files at level 0 (the commit's at most), %d bytes compacted for %d bytes of files", l0, w, size)
+				if l0 != "0" || w != 0 {
+					t.Errorf("after the load %s vertex files at level 0, %d bytes compacted for %d bytes of files", l0, w, size)
 				}
 			})
 		}

@@ -151,8 +151,8 @@ func (r rawInput) add(w *bulkWorker, i int) error {
 }
 
 // addAccount adds account a to accts, then builds its storage trie, if any,
-// with slots (which shares accts's allocator) under a fresh ID. nib is
-// scratch.
+// with slots (which shares accts's allocator), its top at an ID taken last.
+// nib is scratch.
 func addAccount(accts, slots *build.Builder, a *AccountLeaf, nib *[]byte) error {
 	acc := a.Account.vertexAccount()
 	*nib = hashkey.AppendNibbles((*nib)[:0], a.AddrHash[:])
@@ -162,8 +162,7 @@ func addAccount(accts, slots *build.Builder, a *AccountLeaf, nib *[]byte) error 
 	if len(a.Storage) == 0 {
 		return nil
 	}
-	id := accts.Alloc().Take(1)
-	slots.Reset(id, 0)
+	slots.Reset(vertex.NoID, 0) // its top takes an ID after the rest of it
 	for j := range a.Storage {
 		s := &a.Storage[j]
 		val := s.Value.Bytes32()
@@ -172,7 +171,7 @@ func addAccount(accts, slots *build.Builder, a *AccountLeaf, nib *[]byte) error 
 			return err
 		}
 	}
-	k, err := slots.Finish()
+	id, k, err := slots.Finish()
 	if err != nil {
 		return err
 	}

@@ -70,8 +70,7 @@ type bulkRun struct {
 // A counting pass (build.Counter: no hashing) finds the IDs each run takes; the
 // runs get ID ranges in exactly the order the single builder takes them:
 //
-//	format v2: [run 0][root's 16 slots][run 1][run 2]...
-//	           ([root's slots][run 0][run 1]... when a key ends at the root)
+//	format v2: [run 0][run 1]...[root's 16 slots]
 //	format v1: [run 0][run 0's top][run 1][run 1's top]...
 //
 // and one build.Builder per run, starting at depth d0+1 with its top at the
@@ -92,7 +91,7 @@ func (fr *Frame) buildSorted(in bulkInput) error {
 			return fmt.Errorf("trie: bulk load: item %d: %w", i, err)
 		}
 	}
-	if _, err := w.main.Finish(); err != nil {
+	if _, _, err := w.main.Finish(); err != nil {
 		return fmt.Errorf("trie: bulk load: %w", err)
 	}
 	fr.alloc = w.alloc
@@ -125,21 +124,17 @@ func (fr *Frame) buildParallel(in bulkInput, workers int) error {
 	v1 := f == vertex.FormatV1
 	if v1 {
 		root.Kids = new([16]vertex.ID)
-	} else if lo == 1 {
-		root.Base = alloc.Take(vertex.BranchSlots)
 	}
 	for i := range runs {
 		r := &runs[i]
-		if !v1 && lo == 0 && i == 1 { // the root opens at run 1's first key
-			root.Base = alloc.Take(vertex.BranchSlots)
-		}
 		r.top = alloc.Top
 		alloc.Top += vertex.ID(r.ids)
 		if v1 {
 			r.id = alloc.AddChild(&root, r.n)
 		}
 	}
-	if !v1 {
+	if !v1 { // the root closes last
+		root.Base = alloc.Take(vertex.BranchSlots)
 		for i := range runs {
 			runs[i].id = alloc.AddChild(&root, runs[i].n)
 		}
@@ -154,7 +149,7 @@ func (fr *Frame) buildParallel(in bulkInput, workers int) error {
 			r.err = in.add(w, j)
 		}
 		if r.err == nil {
-			r.key, r.err = w.main.Finish()
+			_, r.key, r.err = w.main.Finish()
 		}
 		if took := int(w.alloc.Top - r.top); r.err == nil && took != r.ids {
 			r.err = fmt.Errorf("took %d IDs, %d counted", took, r.ids)
@@ -173,7 +168,8 @@ func (fr *Frame) buildParallel(in bulkInput, workers int) error {
 		root.Payload, root.Value = vertex.RawPayload, in.value(0)
 	}
 	var ck []byte
-	if _, err := build.EmitBranch(&w.enc, vertex.RootID, &root, &kids, &ck, w.sink.put); err != nil {
+	build.HashBranch(&w.enc, &root, &kids, &ck)
+	if err := w.sink.put(vertex.RootID, &root); err != nil {
 		return fmt.Errorf("trie: bulk load: root: %w", err)
 	}
 	fr.alloc = alloc

@@ -90,6 +90,12 @@ type CopyProgress struct {
 // not fit its trie.
 var ErrCopy = errors.New("trie: copy")
 
+// ErrCopyVersion (which wraps ErrCopy) is returned for a resume state
+// written by an earlier version of the copy, which handed out the target's
+// IDs in another order: it cannot be continued; remove the target and copy
+// again.
+var ErrCopyVersion = fmt.Errorf("%w: a resume state of an earlier version, whose IDs were handed out in another order (remove the target and copy again)", ErrCopy)
+
 // Copy batches: a copy fills one while the other is being written, and cuts
 // one at copyBatchRecords records or copyBatchBytes bytes.
 const (
@@ -404,7 +410,7 @@ func (c *copier) writeBehind(st *copyState) error {
 	if err := c.wait(); err != nil {
 		return err
 	}
-	if err := c.w.writeBehind(c.alloc.Top); err != nil {
+	if err := c.w.writeBehind(); err != nil {
 		return err
 	}
 	if st != nil {

@@ -1,7 +1,6 @@
 package trie
 
 import (
-	"math/bits"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -394,12 +393,11 @@ type subtrieEnum struct {
 	levels copyLevels
 	open   []enumFrame // the branches above depth, root first
 	begun  bool
-	probe  [2][]byte // firstID's scratch
-	// v1: the source is of format v1, whose builder gives a vertex its ID
-	// after its sub-trie's, so that a sub-trie's interval ends at its top and
-	// begins after the top before it (prevTop).
+	// The builder hands out IDs in the order it finishes vertices, so that
+	// a sub-trie's interval begins after the one before it (prevEnd) and
+	// ends at the last ID given in it (lastID).
 	v1      bool
-	prevTop vertex.ID
+	prevEnd vertex.ID
 }
 
 type enumFrame struct {
@@ -445,13 +443,11 @@ func (e *subtrieEnum) next() *subtrieTop {
 		id, rec := f.L.ids[f.nib], f.L.recs[f.nib]
 		if d == e.depth {
 			t := &subtrieTop{id: id, rec: append([]byte(nil), rec...)}
-			if e.v1 { // post-order: the sub-trie ends at its top, after the one before
-				if e.prevTop != 0 {
-					t.lo, t.hi = e.prevTop+1, id
+			if end := e.lastID(id, rec); end != 0 {
+				if e.prevEnd != 0 && end > e.prevEnd {
+					t.lo, t.hi = e.prevEnd+1, end
 				}
-				e.prevTop = id
-			} else {
-				t.lo = e.firstID(rec)
+				e.prevEnd = end
 			}
 			return t
 		}
@@ -465,52 +461,23 @@ func (e *subtrieEnum) next() *subtrieTop {
 	return nil
 }
 
-// firstID is the smallest ID on the leftmost path below the vertex with
-// record rec (its first child's, down to a plain leaf, through storage
-// tries), the first a builder gives in its sub-trie; 0 when there is none
-// or a read fails.
-func (e *subtrieEnum) firstID(rec []byte) vertex.ID {
-	lo := vertex.ID(0)
-	low := func(id vertex.ID) {
-		if lo == 0 || id < lo {
-			lo = id
-		}
+// lastID is the last ID a builder gives in the sub-trie of the vertex id
+// with record rec: in format v1 the top's own; in v2 the last of a branch's
+// slots, or an account's storage trie's top; 0 for a v2 leaf without
+// storage (its ID is its parent's) or a record that does not decode.
+func (e *subtrieEnum) lastID(id vertex.ID, rec []byte) vertex.ID {
+	if e.v1 {
+		return id
 	}
 	var v vertex.Vertex
 	var acc vertex.Account
-	for i := 0; len(rec) > 0 && i < 2*64+2; i++ { // an account path and a storage path, at most
-		v, acc = vertex.Vertex{}, vertex.Account{}
-		if vertex.DecodeInto(&v, &acc, rec) != nil {
-			return 0
-		}
-		var next vertex.ID
-		switch {
-		case rec[0]&3 == 1 && !leafHasStorage(rec):
-			return lo
-		case rec[0]&3 == 1:
-			next = acc.Storage
-		case v.Used == 0:
-			return 0
-		case v.Kids != nil:
-			for n := 0; n < 16; n++ {
-				if v.Used&(1<<n) != 0 {
-					low(v.Kids[n])
-				}
-			}
-			next = v.Kids[bits.TrailingZeros16(v.Used)]
-		default:
-			low(v.Base)
-			next = v.Base + vertex.ID(bits.TrailingZeros16(v.Used))
-		}
-		low(next)
-		buf := &e.probe[i&1]
-		var found bool
-		var err error
-		*buf, found, err = e.src.srcVertex(next, (*buf)[:0])
-		if err != nil || !found {
-			return 0
-		}
-		rec = *buf
+	switch {
+	case vertex.DecodeInto(&v, &acc, rec) != nil:
+		return 0
+	case v.Kind == vertex.Branch:
+		return v.Base + vertex.BranchSlots - 1
+	case v.Acc != nil:
+		return acc.Storage
 	}
 	return 0
 }

@@ -81,7 +81,7 @@ func (c *copier) rebuild() (hashkey.Hash, error) {
 	}
 	var k hashkey.Key
 	if err == nil {
-		k, err = r.accts.Finish()
+		_, k, err = r.accts.Finish()
 	}
 	if err != nil {
 		c.wait()
@@ -100,7 +100,7 @@ type rebuilder struct {
 	c            *copier
 	accts, slots *build.Builder
 	acct         []byte      // the key of the last account added
-	storage      vertex.ID   // its storage trie's ID, while that trie is open
+	inStorage    bool        // its storage trie is being built
 	nib          []byte      // scratch: a key's nibbles
 	s            leafScratch // the entry being read, decoded
 	slotsRead    int         // slots of the open storage trie read
@@ -129,9 +129,9 @@ func (r *rebuilder) add(key, val []byte) error {
 	if r.acct == nil || !bytes.Equal(key[:32], r.acct) {
 		return fmt.Errorf("%w: the source's leaf index entry %x: %w", ErrCopy, key, &vertex.CorruptError{Reason: "a slot without its account's entry"})
 	}
-	if r.storage == vertex.NoID {
-		r.storage = r.accts.Alloc().Take(1)
-		r.slots.Reset(r.storage, 0)
+	if !r.inStorage {
+		r.inStorage = true
+		r.slots.Reset(vertex.NoID, 0) // its top takes an ID after the rest of it
 		r.slotsRead = 0
 	}
 	if r.slotsRead++; r.slotsRead%rebuildCtxEvery == 0 {
@@ -152,14 +152,14 @@ func (r *rebuilder) state(key []byte) copyState {
 // endStorage finishes the storage trie of the last account added, if it has
 // one, and gives the account its ID and root.
 func (r *rebuilder) endStorage() error {
-	if r.storage == vertex.NoID {
+	if !r.inStorage {
 		return nil
 	}
-	k, err := r.slots.Finish()
+	id, k, err := r.slots.Finish()
 	if err != nil {
 		return err
 	}
-	r.accts.SetStorage(r.storage, k.Hash())
-	r.storage = vertex.NoID
+	r.accts.SetStorage(id, k.Hash())
+	r.inStorage = false
 	return nil
 }

@@ -15,19 +15,22 @@ import (
 // not written yet, so the state carries them), and the account trie's open
 // branches (copyFrame).
 //
-//	"hxcp2" | format u8 | top u64 | records u64 | held | frames u8 | frame…
+//	"hxcp3" | format u8 | top u64 | records u64 | held | frames u8 | frame…
 //	held  = count uvarint | (id u64 | len uvarint | record) for each
-//	frame = src u64 | nib u8 | done u16 | base u64
-//	        | (kid u64) for each done bit | (len8 key) for each done bit
+//	frame = src u64 | nib u8 | done u16
+//	        | for each done bit: kid u64 (v1), or len uvarint | record (v2)
+//	        | (len8 key) for each done bit
 //
-// A rebuild's state (copy_rebuild.go) has the same header and held records
-// under its own magic, then where and how its build goes on:
+// (a v2 branch takes its slots when it is done, so the frame carries its
+// finished children's records). A rebuild's state (copy_rebuild.go) has the
+// same header and held records under its own magic, then where and how its
+// build goes on:
 //
-//	"hxrb2" | format u8 | top u64 | records u64 | held | next account key 32 | builder state
+//	"hxrb3" | format u8 | top u64 | records u64 | held | next account key 32 | builder state
 //
-// (the account builder's, build.Builder.AppendState). The states of the
-// version before ("hxcp1", "hxrb1") are these without the held records, and
-// still resume.
+// (the account builder's, build.Builder.AppendState). The states of earlier
+// versions ("hxcp1", "hxcp2", "hxrb1", "hxrb2") took IDs in another order
+// and are refused (ErrCopyVersion).
 type copyState struct {
 	format  vertex.Format
 	top     vertex.ID
@@ -38,11 +41,10 @@ type copyState struct {
 }
 
 var (
-	copyStateMagic    = []byte("hxcp2")
-	rebuildStateMagic = []byte("hxrb2")
-	// The magics of the states without held records.
-	copyStateMagic1    = []byte("hxcp1")
-	rebuildStateMagic1 = []byte("hxrb1")
+	copyStateMagic    = []byte("hxcp3")
+	rebuildStateMagic = []byte("hxrb3")
+	// oldStateMagics are the magics of earlier versions' states.
+	oldStateMagics = [][]byte{[]byte("hxcp1"), []byte("hxcp2"), []byte("hxrb1"), []byte("hxrb2")}
 )
 
 func (s *copyState) encode() []byte {
@@ -69,10 +71,14 @@ func (s *copyState) encode() []byte {
 		b = binary.BigEndian.AppendUint64(b, uint64(f.src))
 		b = append(b, byte(f.nib))
 		b = binary.BigEndian.AppendUint16(b, f.done)
-		b = binary.BigEndian.AppendUint64(b, uint64(f.base))
 		for n := 0; n < 16; n++ {
-			if f.done&(1<<n) != 0 {
+			switch {
+			case f.done&(1<<n) == 0:
+			case s.format == vertex.FormatV1:
 				b = binary.BigEndian.AppendUint64(b, uint64(f.kids[n]))
+			default:
+				b = binary.AppendUvarint(b, uint64(len(f.recs[n])))
+				b = append(b, f.recs[n]...)
 			}
 		}
 		for n := 0; n < 16; n++ {
@@ -92,9 +98,13 @@ func decodeCopyState(b []byte) (copyState, error) {
 	bad := func(why string) (copyState, error) {
 		return copyState{}, fmt.Errorf("%w: resume state: %s", ErrCopy, why)
 	}
-	rebuild := bytes.HasPrefix(b, rebuildStateMagic) || bytes.HasPrefix(b, rebuildStateMagic1)
-	held := bytes.HasPrefix(b, rebuildStateMagic) || bytes.HasPrefix(b, copyStateMagic)
-	if len(b) < len(copyStateMagic)+17 || (!rebuild && !held && !bytes.HasPrefix(b, copyStateMagic1)) {
+	for _, m := range oldStateMagics {
+		if bytes.HasPrefix(b, m) {
+			return copyState{}, fmt.Errorf("%w: a state of version %q", ErrCopyVersion, m)
+		}
+	}
+	rebuild := bytes.HasPrefix(b, rebuildStateMagic)
+	if len(b) < len(copyStateMagic)+17 || (!rebuild && !bytes.HasPrefix(b, copyStateMagic)) {
 		return bad("not a copy state")
 	}
 	b = b[len(copyStateMagic):]
@@ -102,11 +112,9 @@ func decodeCopyState(b []byte) (copyState, error) {
 	s.top = vertex.ID(binary.BigEndian.Uint64(b[1:]))
 	s.records = binary.BigEndian.Uint64(b[9:])
 	b = b[17:]
-	if held {
-		var err error
-		if s.held, b, err = decodeHeld(b, s.top); err != nil {
-			return bad(err.Error())
-		}
+	var err error
+	if s.held, b, err = decodeHeld(b, s.top); err != nil {
+		return bad(err.Error())
 	}
 	if rebuild { // checked by the rebuild that restores it
 		if len(b) < 32 {
@@ -124,22 +132,30 @@ func decodeCopyState(b []byte) (copyState, error) {
 		return bad("too many frames")
 	}
 	for i := 0; i < nf; i++ {
-		if len(b) < 19 {
+		if len(b) < 11 {
 			return bad("truncated frame")
 		}
-		f := copyFrame{src: vertex.ID(binary.BigEndian.Uint64(b)), nib: int(b[8]),
-			done: binary.BigEndian.Uint16(b[9:]), base: vertex.ID(binary.BigEndian.Uint64(b[11:]))}
-		b = b[19:]
+		f := copyFrame{src: vertex.ID(binary.BigEndian.Uint64(b)), nib: int(b[8]), done: binary.BigEndian.Uint16(b[9:])}
+		b = b[11:]
 		if f.nib > 15 {
 			return bad("frame nibble out of range")
 		}
-		if len(b) < 8*bits.OnesCount16(f.done) {
+		if s.format == vertex.FormatV1 && len(b) < 8*bits.OnesCount16(f.done) {
 			return bad("truncated frame")
 		}
 		for n := 0; n < 16; n++ {
-			if f.done&(1<<n) != 0 {
+			switch {
+			case f.done&(1<<n) == 0:
+			case s.format == vertex.FormatV1:
 				f.kids[n] = vertex.ID(binary.BigEndian.Uint64(b))
 				b = b[8:]
+			default:
+				l, k := binary.Uvarint(b)
+				if k <= 0 || l == 0 || l > uint64(len(b)-k) {
+					return bad("truncated frame record")
+				}
+				f.recs[n] = b[k : k+int(l) : k+int(l)]
+				b = b[k+int(l):]
 			}
 		}
 		for n := 0; n < 16; n++ {

@@ -26,20 +26,23 @@ type copyLevel struct {
 	ck   []byte     // packed children's keys computed here
 	kids [16]vertex.ID
 	keys [16]hashkey.Key
+	// held are a format-v2 branch's children's target records, emitted
+	// when the branch is done and takes its slots.
+	held [16][]byte
 	kidReader
 }
 
 // copyFrame is an open branch of the account trie, as a checkpoint records
 // it: its source ID, the child being walked (in the deepest frame of a
 // checkpoint: the child just finished), and what its finished children were
-// given: the v2 base (NoID until the first child is done), the v1 child IDs,
-// the children's keys when the branch's record lacks them.
+// given: the v1 child IDs or the v2 target records (held: the branch takes
+// its slots when it is done), the children's keys.
 type copyFrame struct {
 	src  vertex.ID
 	nib  int
 	done uint16 // children finished
-	base vertex.ID
 	kids [16]vertex.ID
+	recs [16][]byte
 	keys [16]hashkey.Key
 }
 
@@ -142,7 +145,6 @@ func (c *copier) leaf(d int, id vertex.ID, rec []byte, want bool) ([]byte, hashk
 		c.computed++
 		return rec, c.enc.LeafKey(&L.v, &hashkey.EmptyRoot), nil
 	}
-	sid := c.alloc.Take(1)
 	src := L.acc.Storage
 	// L.buf is free: it holds the children of a branch at depth d, and the
 	// vertex there is this leaf.
@@ -158,6 +160,7 @@ func (c *copier) leaf(d int, id vertex.ID, rec []byte, want bool) ([]byte, hashk
 	if err != nil {
 		return nil, hashkey.Key{}, err
 	}
+	sid := c.alloc.Take(1) // after the storage trie's other IDs, as the builder takes it
 	if err := c.emit(sid, out); err != nil {
 		return nil, hashkey.Key{}, err
 	}
@@ -206,7 +209,8 @@ func (c *copier) branch(d int, id vertex.ID, rec []byte, acct bool) ([]byte, has
 		return nil, hashkey.Key{}, err
 	}
 	L.kids, L.keys = [16]vertex.ID{}, [16]hashkey.Key{}
-	base, from := vertex.NoID, 0
+	v2 := c.db.format == vertex.FormatV2
+	from := 0
 	var fr *copyFrame
 	if acct && len(c.path) < maxCopyFrames {
 		c.path = append(c.path, copyFrame{src: id, nib: -1})
@@ -220,13 +224,17 @@ func (c *copier) branch(d int, id vertex.ID, rec []byte, acct bool) ([]byte, has
 			return nil, hashkey.Key{}, fmt.Errorf("%w: the resume state does not fit the source (branch %d)", ErrCopy, id)
 		}
 		*fr = res
-		base, L.kids, L.keys = res.base, res.kids, res.keys
+		L.kids, L.keys = res.kids, res.keys
+		for n := 0; n < 16; n++ {
+			if v2 && res.done&(1<<n) != 0 {
+				L.held[n] = append(L.held[n][:0], res.recs[n]...)
+			}
+		}
 		from = res.nib // the child in progress: the walk below restores it
 		if len(c.resume) == 0 {
 			from++ // the child just finished
 		}
 	}
-	v2 := c.db.format == vertex.FormatV2
 	for n := from; n < 16; n++ {
 		if v.Used&(1<<n) == 0 {
 			continue
@@ -238,23 +246,19 @@ func (c *copier) branch(d int, id vertex.ID, rec []byte, acct bool) ([]byte, has
 		if err != nil {
 			return nil, hashkey.Key{}, err
 		}
-		var cid vertex.ID
-		if v2 {
-			if base == vertex.NoID {
-				base = c.alloc.Take(vertex.BranchSlots)
-			}
-			cid = base + vertex.ID(n)
+		if v2 { // held until the branch takes its slots, after its children's sub-tries
+			L.held[n] = append(L.held[n][:0], out...)
 		} else {
-			cid = c.alloc.Take(1)
-			L.kids[n] = cid
-		}
-		if err := c.emit(cid, out); err != nil {
-			return nil, hashkey.Key{}, err
+			L.kids[n] = c.alloc.Take(1)
+			if err := c.emit(L.kids[n], out); err != nil {
+				return nil, hashkey.Key{}, err
+			}
 		}
 		L.keys[n] = k
 		if fr != nil {
 			fr.done |= 1 << n
-			fr.base, fr.kids, fr.keys = base, L.kids, L.keys
+			fr.kids, fr.keys = L.kids, L.keys
+			fr.recs[n] = L.held[n]
 			if err := c.safePoint(c.walkState); err != nil {
 				return nil, hashkey.Key{}, err
 			}
@@ -275,7 +279,14 @@ func (c *copier) branch(d int, id vertex.ID, rec []byte, acct bool) ([]byte, has
 		v.ChildKeys = L.ck
 	}
 	if v2 {
-		v.Base, v.Kids = base, nil
+		v.Base, v.Kids = c.alloc.Take(vertex.BranchSlots), nil
+		for n := 0; n < 16; n++ {
+			if v.Used&(1<<n) != 0 {
+				if err := c.emit(v.Base+vertex.ID(n), L.held[n]); err != nil {
+					return nil, hashkey.Key{}, err
+				}
+			}
+		}
 	} else {
 		v.Base, v.Kids = vertex.NoID, &L.kids
 	}

@@ -89,7 +89,7 @@ func (l *StateLoader) Add(accounts []AccountLeaf) error {
 		}
 	}
 	if len(l.w.cur.batch.Puts) >= loaderBatchRecords {
-		if err := l.w.writeBehind(l.alloc.Top); err != nil {
+		if err := l.w.writeBehind(); err != nil {
 			return l.fail(err)
 		}
 	}
@@ -129,7 +129,7 @@ func (l *StateLoader) Commit(block uint64) (hashkey.Hash, error) {
 		return hashkey.Hash{}, fmt.Errorf("trie: state loader: commit block %d: %w", block, err)
 	}
 	defer l.end()
-	k, err := l.accts.Finish()
+	_, k, err := l.accts.Finish()
 	if err == nil {
 		err = l.w.wait()
 	}

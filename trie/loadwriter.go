@@ -34,10 +34,10 @@ type loadWriter struct {
 	reset, leaves bool
 
 	// hold is set for a load whose IDs are handed out as it goes (a
-	// StateLoader, a copy): a batch's records whose IDs were handed out
-	// before the last batch was cut (at or below cut) are held back and
-	// written with the commit (see holdStragglers; a copy's checkpoints
-	// carry them, copyState).
+	// StateLoader, a copy): a batch's records at or below the highest ID
+	// of the batches before it (cut) are held back and written with the
+	// commit (see holdStragglers; a copy's checkpoints carry them,
+	// copyState).
 	hold    bool
 	cut     vertex.ID
 	held    []vertex.Record
@@ -92,13 +92,13 @@ func (w *loadWriter) putVertex(id vertex.ID, v *vertex.Vertex) {
 // while the load goes on filling the other one (after the write before it is
 // done). Hashing or reading and RocksDB's inserts then run side by side, on
 // two cores.
-func (w *loadWriter) writeBehind(top vertex.ID) error {
+func (w *loadWriter) writeBehind() error {
 	if err := w.wait(); err != nil {
 		return err
 	}
 	b := w.cur
 	if w.hold {
-		w.holdStragglers(b, top)
+		w.holdStragglers(b)
 	}
 	w.cur, w.spare = w.spare, b
 	done := make(chan error, 1)
@@ -111,32 +111,29 @@ func (w *loadWriter) writeBehind(top vertex.ID) error {
 	return nil
 }
 
-// holdStragglers moves the records of b whose IDs were handed out before the
-// last batch was cut into the held records, and cuts at top.
+// holdStragglers moves the records of b at or below the cut (the highest ID
+// written) into the held records, and cuts at b's highest ID.
 //
-// Why: a builder hands out IDs in the order it opens branches (a format-v2
-// branch takes its 16 slots when it opens) but finishes vertices later, so a
-// batch holds mostly IDs handed out since the batch before it and a few
-// stragglers, the later children of branches opened earlier (those on the
-// path of the last key at the cut). Written together, every batch's file
-// spans the key range of all the batches before it, lands in RocksDB's level
-// 0 and is compacted with all of them: the store was rewritten several times
-// over while it was built (docs/design.md §8, "A load's files go to the
-// bottom level as they are"). Without its stragglers a batch's range lies
-// above every batch before it, and its file goes to the bottom level as it
-// is. The stragglers are written with the commit, whose compaction merges
-// them in one pass.
-func (w *loadWriter) holdStragglers(b *loaderBatch, top vertex.ID) {
-	puts := b.batch.Puts[:0]
+// Why: a load's batches are ingested as files (vertex.Batch.Load), and a
+// file whose ID range lies above every file before it goes to the bottom
+// level of the LSM as it is; one that overlaps them lands above and is
+// compacted with all it overlaps (docs/design.md §8, "A load's files go to
+// the bottom level as they are"). The builder and the copy's walk hand out
+// IDs in the order they finish vertices, so a batch's records all lie above
+// the cut but for the trie's top vertex, placed at RootID when the load
+// ends: held back, it is written with the commit in a file of its own,
+// below every other. Any other straggler is held back the same way.
+func (w *loadWriter) holdStragglers(b *loaderBatch) {
+	puts, cut := b.batch.Puts[:0], w.cut
 	for _, r := range b.batch.Puts {
 		if r.ID > w.cut {
 			puts = append(puts, r)
+			cut = max(cut, r.ID)
 			continue
 		}
 		w.holdRecord(r)
 	}
-	b.batch.Puts = puts
-	w.cut = top
+	b.batch.Puts, w.cut = puts, cut
 	if len(w.heldBuf) >= maxHeldBytes {
 		w.releaseHeld(b)
 	}
@@ -189,15 +186,22 @@ func (w *loadWriter) commitLocked(alloc vertex.Allocator, block uint64, root has
 	a := admin{format: db.format, records: db.records, top: alloc.Top, block: block, root: root}
 	db.mu.Lock()
 	defer db.mu.Unlock()
-	w.releaseHeld(w.cur)
-	if w.leaves {
-		// The marker's key lies among the index's keys: written beside the
-		// last entries, its file would span most of the index and be
-		// compacted with all of it. Written alone with the admin record, it
-		// overlaps one file. The load is not visible before that write.
+	// The batch being filled lies above every batch written, the held
+	// records below them (the top vertex at RootID), and the leaf index's
+	// marker among the index's keys: written together, their files would
+	// span all the others and be compacted with them. Written apart, the
+	// records above first, each goes to the bottom level as it is. The load
+	// is not visible before the last write, the admin record's.
+	if w.hold {
+		w.holdStragglers(w.cur)
+	}
+	if b := &w.cur.batch; len(b.Puts) > 0 || len(b.Leaves) > 0 {
 		if err := w.writeLocked(w.cur, nil); err != nil {
 			return err
 		}
+	}
+	w.releaseHeld(w.cur)
+	if w.leaves {
 		w.cur.batch.Leaves = append(w.cur.batch.Leaves, vertex.LeafEntry{Key: leafMarkerKey, Val: leafMarkerValue})
 	}
 	if err := w.writeLocked(w.cur, a.encode()); err != nil {

@@ -22,14 +22,20 @@ import (
 // last key that is a prefix of the new one (d is its length) becomes instead
 // the value of the branch at d.
 //
-// IDs are taken from alloc in one fixed order, which the parallel bulk load
-// (the trie package's bulkdriver.go) and Counter reproduce: a format-v2 branch takes its 16
-// slots when it opens; a format-v1 vertex takes its ID when it is placed into
-// its parent, after its own sub-trie's; an account's storage trie takes its
-// IDs after the account's key is added (closing what the key ends) and before
-// the next key. The top vertex takes no ID: it is placed at rootID, with its
-// path from nibble start of its key (start > 0 for a sub-trie whose parent
-// the caller builds).
+// IDs are taken from alloc in the order the vertices are finished, which the
+// parallel bulk load (the trie package's bulkdriver.go) reproduces: a
+// format-v2 branch takes its 16 slots when it closes, after its children's
+// sub-tries, and only then are its children emitted (it holds them until
+// then); a format-v1 vertex takes its ID when it is placed into its parent,
+// after its own sub-trie's; an account's storage trie takes its IDs after
+// the account's key is added (closing what the key ends) and before the next
+// key. Every vertex is therefore emitted with an ID above every ID emitted
+// before it, but for the top vertex: it is placed at rootID, or, when rootID
+// is NoID (a storage trie), at an ID taken when the build finishes. Its path
+// starts at nibble start of its key (start > 0 for a sub-trie whose parent
+// the caller builds). Emitted in increasing ID order, a load's batches each
+// lie above the ones before it, and their files go to the bottom level of
+// the LSM as they are (docs/design.md §8).
 //
 // Every open branch and the pending sub-trie are plain values (depths, keys,
 // IDs), so the whole state of a build is small and could be saved with the
@@ -59,6 +65,35 @@ type openBranch struct {
 	kids  [16]hashkey.Key
 	ids   [16]vertex.ID // format v1: the child IDs
 	value []byte        // backing store of v.Value
+	// held are a format-v2 branch's children placed so far (v.Used), kept
+	// until the branch closes and takes their IDs.
+	held [16]heldVertex
+}
+
+// heldVertex is a finished vertex copied out of the builder's scratch to
+// wait for its ID.
+type heldVertex struct {
+	v   vertex.Vertex
+	acc vertex.Account
+	buf []byte // backing store of v's path, value and children's keys
+}
+
+// set makes h a copy of v.
+func (h *heldVertex) set(v *vertex.Vertex) {
+	h.buf = append(append(append(h.buf[:0], v.Path...), v.Value...), v.ChildKeys...)
+	h.v = *v
+	p, q := len(v.Path), len(v.Path)+len(v.Value)
+	h.v.Path = h.buf[:p:p]
+	if v.Value != nil {
+		h.v.Value = h.buf[p:q:q]
+	}
+	if v.ChildKeys != nil {
+		h.v.ChildKeys = vertex.ChildKeys(h.buf[q:len(h.buf):len(h.buf)])
+	}
+	if v.Acc != nil {
+		h.acc = *v.Acc
+		h.v.Acc = &h.acc
+	}
 }
 
 // pendingTrie is the sub-trie of the last key that is not placed yet: its
@@ -78,7 +113,8 @@ func New(f vertex.Format, a *vertex.Allocator, enc *nodeenc.Encoder, emit func(v
 }
 
 // Reset readies the builder for a new trie whose top vertex goes to rootID
-// with its path from nibble start of its keys.
+// (NoID: to an ID taken when the build finishes) with its path from nibble
+// start of its keys.
 func (b *Builder) Reset(rootID vertex.ID, start int) {
 	b.rootID, b.start, b.has, b.stack = rootID, start, false, b.stack[:0]
 }
@@ -122,25 +158,37 @@ func (b *Builder) SetStorage(id vertex.ID, root hashkey.Hash) {
 	b.pend.account.Storage, b.pend.root = id, root
 }
 
-// Finish closes every open branch, places what remains at rootID and returns
-// its key (void for an empty trie).
-func (b *Builder) Finish() (hashkey.Key, error) {
+// Finish closes every open branch, places what remains at the top vertex's
+// ID and returns that ID and its key (NoID and a void key for an empty
+// trie).
+func (b *Builder) Finish() (vertex.ID, hashkey.Key, error) {
 	if !b.has {
-		return hashkey.Key{}, nil
+		return vertex.NoID, hashkey.Key{}, nil
 	}
 	if err := b.closeBelow(-1); err != nil {
-		return hashkey.Key{}, err
+		return vertex.NoID, hashkey.Key{}, err
 	}
-	return b.place(b.rootID, b.start)
+	id := b.rootID
+	if id == vertex.NoID {
+		id = b.alloc.Take(1)
+	}
+	v := b.finish(b.start)
+	return id, v.Key, b.emit(id, v)
 }
 
 // closeBelow closes the open branches deeper than d, bottom up: each takes the
-// pending sub-trie as its last child and becomes the pending sub-trie itself.
+// pending sub-trie as its last child (in format v2, then takes its slots and
+// emits its children) and becomes the pending sub-trie itself.
 func (b *Builder) closeBelow(d int) error {
 	for len(b.stack) > 0 && b.stack[len(b.stack)-1].depth > d {
 		top := b.stack[len(b.stack)-1]
 		if err := b.placePending(top); err != nil {
 			return err
+		}
+		if top.v.Kids == nil {
+			if err := b.emitHeld(top); err != nil {
+				return err
+			}
 		}
 		b.stack = b.stack[:len(b.stack)-1]
 		b.pend.branch = top
@@ -148,7 +196,22 @@ func (b *Builder) closeBelow(d int) error {
 	return nil
 }
 
-// push opens a branch at depth d (its v2 slots are taken now).
+// emitHeld gives format-v2 branch ob its 16 slots and emits the children it
+// holds there.
+func (b *Builder) emitHeld(ob *openBranch) error {
+	ob.v.Base = b.alloc.Take(vertex.BranchSlots)
+	for n := 0; n < 16; n++ {
+		if ob.v.Used&(1<<n) != 0 {
+			if err := b.emit(ob.v.Base+vertex.ID(n), &ob.held[n].v); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// push opens a branch at depth d (a format-v1 branch's child IDs are taken
+// as its children are placed, a format-v2 branch's slots when it closes).
 func (b *Builder) push(d int) {
 	var ob *openBranch
 	if n := len(b.free); n > 0 {
@@ -157,45 +220,55 @@ func (b *Builder) push(d int) {
 		ob = new(openBranch)
 	}
 	ob.depth, ob.kids, ob.ids = d, [16]hashkey.Key{}, [16]vertex.ID{}
-	ob.v = vertex.Vertex{}
-	b.alloc.InitBranch(&ob.v, b.format, nil, &ob.ids)
+	ob.v = vertex.Vertex{Kind: vertex.Branch}
+	if b.format == vertex.FormatV1 {
+		ob.v.Kids = &ob.ids
+	}
 	b.stack = append(b.stack, ob)
 }
 
 // placePending makes the pending sub-trie the child of open branch p at the
-// last key's nibble p.depth.
+// last key's nibble p.depth: in format v1 it takes its ID and is emitted, in
+// v2 p holds it until it closes.
 func (b *Builder) placePending(p *openBranch) error {
 	n := b.last[p.depth]
-	k, err := b.place(b.alloc.AddChild(&p.v, n), p.depth+1)
-	p.kids[n] = k
-	return err
+	if p.v.Kids != nil {
+		id := b.alloc.AddChild(&p.v, n)
+		v := b.finish(p.depth + 1)
+		p.kids[n] = v.Key
+		return b.emit(id, v)
+	}
+	p.v.Used |= 1 << n
+	v := b.finish(p.depth + 1)
+	p.kids[n] = v.Key
+	p.held[n].set(v)
+	return nil
 }
 
-// place gives the pending sub-trie ID id and its path from nibble start of the
-// last key, hashes it and emits it. A placed branch is free for reuse.
-func (b *Builder) place(id vertex.ID, start int) (hashkey.Key, error) {
+// finish gives the pending sub-trie its path from nibble start of the last
+// key and hashes it; the vertex returned is the builder's scratch, valid
+// until the next Add. A finished branch is free for reuse.
+func (b *Builder) finish(start int) *vertex.Vertex {
 	if ob := b.pend.branch; ob != nil {
 		b.pend.branch = nil
-		b.free = append(b.free, ob) // emitted below; not touched before the next push
+		b.free = append(b.free, ob) // not touched before the next push
 		ob.v.Path = b.last[start:ob.depth]
-		return EmitBranch(b.enc, id, &ob.v, &ob.kids, &b.ck, b.emit)
+		HashBranch(b.enc, &ob.v, &ob.kids, &b.ck)
+		return &ob.v
 	}
 	v := &b.pend.leaf
 	v.Path = b.last[start:]
 	v.Key = b.enc.LeafKey(v, &b.pend.root)
-	k := v.Key
-	return k, b.emit(id, v)
+	return v
 }
 
-// EmitBranch hashes branch v, whose children have keys kids, packs those keys
-// into *ck for its record (the first update below it then reads no siblings)
-// and hands it to emit at id.
-func EmitBranch(h *nodeenc.Encoder, id vertex.ID, v *vertex.Vertex, kids *[16]hashkey.Key, ck *[]byte, emit func(vertex.ID, *vertex.Vertex) error) (hashkey.Key, error) {
+// HashBranch sets the key of branch v, whose children have keys kids, and
+// packs those keys into *ck for its record (the first update below it then
+// reads no siblings).
+func HashBranch(h *nodeenc.Encoder, v *vertex.Vertex, kids *[16]hashkey.Key, ck *[]byte) {
 	v.Key = h.BranchKey(v, kids)
 	*ck = vertex.PackChildKeys((*ck)[:0], v.Used, kids)
 	v.ChildKeys = *ck
-	k := v.Key
-	return k, emit(id, v)
 }
 
 // Alloc is the allocator the builder takes IDs from.

@@ -20,8 +20,9 @@ var ErrState = errors.New("build: bad builder state")
 //
 //	state   = format u8 | has u8 | len(last) u8 | last… | count u8 | branch… | pending
 //	branch  = depth u8 | used u16 | payload u8 | len u32 | value…
-//	          | base u64 (v2) or a u64 ID per used slot (v1)
+//	          | a u64 ID per used slot (v1)
 //	          | children's keys (vertex.ChildKeys: used u16, len u8 and key per used slot)
+//	          | the held child's record per used slot (v2: len u32 | vertex.Encode)
 //	pending = 0 (nothing) | 1 branch | 2 len u32 | leaf record (vertex.Encode) | storage root 32
 func (b *Builder) AppendState(dst []byte) []byte {
 	dst = append(dst, byte(b.format), boolByte(b.has), byte(len(b.last)))
@@ -50,16 +51,22 @@ func appendBranch(dst []byte, ob *openBranch) []byte {
 	dst = append(dst, byte(ob.v.Payload))
 	dst = binary.BigEndian.AppendUint32(dst, uint32(len(ob.v.Value)))
 	dst = append(dst, ob.v.Value...)
-	if ob.v.Kids == nil {
-		dst = binary.BigEndian.AppendUint64(dst, uint64(ob.v.Base))
-	} else {
+	if ob.v.Kids != nil {
 		for n := 0; n < 16; n++ {
 			if ob.v.Used&(1<<n) != 0 {
 				dst = binary.BigEndian.AppendUint64(dst, uint64(ob.ids[n]))
 			}
 		}
 	}
-	return vertex.PackChildKeys(dst, ob.v.Used, &ob.kids)
+	dst = vertex.PackChildKeys(dst, ob.v.Used, &ob.kids)
+	if ob.v.Kids == nil {
+		for n := 0; n < 16; n++ {
+			if ob.v.Used&(1<<n) != 0 {
+				dst = appendRecord(dst, &ob.held[n].v)
+			}
+		}
+	}
+	return dst
 }
 
 func appendRecord(dst []byte, v *vertex.Vertex) []byte {
@@ -138,8 +145,6 @@ func (b *Builder) readBranch(r *stateReader) *openBranch {
 			}
 		}
 		ob.v.Kids = &ob.ids
-	} else {
-		ob.v.Base = vertex.ID(r.uint64())
 	}
 	// The children's keys: a length byte and the key for each used slot.
 	ck := vertex.ChildKeys(binary.BigEndian.AppendUint16(nil, r.uint16()))
@@ -158,16 +163,26 @@ func (b *Builder) readBranch(r *stateReader) *openBranch {
 	if r.err == nil {
 		ck.Unpack(&ob.kids)
 	}
+	if b.format == vertex.FormatV2 {
+		for n := 0; n < 16 && r.err == nil; n++ {
+			if used&(1<<n) != 0 {
+				if v := b.readRecord(r, 0); v != nil {
+					ob.held[n].set(v)
+				}
+			}
+		}
+	}
 	return ob
 }
 
+// readRecord reads a record of kind (0: either kind).
 func (b *Builder) readRecord(r *stateReader, kind vertex.Kind) *vertex.Vertex {
 	rec := r.take(int(r.uint32()))
 	if r.err != nil {
 		return nil
 	}
 	v, err := vertex.Decode(rec)
-	if err == nil && v.Kind != kind {
+	if err == nil && kind != 0 && v.Kind != kind {
 		err = errors.New("a record of the wrong kind")
 	}
 	if err != nil {

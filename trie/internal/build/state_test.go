@@ -15,7 +15,8 @@ import (
 // TestStateResumes builds a trie of random keys (some of them accounts with
 // a storage ID) in one go, and again saving the builder's state after each
 // key in turn and going on in a new builder restored from it: the records
-// emitted and the root are the same.
+// emitted and the root are the same, and every vertex but the top is
+// emitted with an ID above those emitted before it.
 func TestStateResumes(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	keys := make([][]byte, 300)
@@ -53,7 +54,12 @@ func TestStateResumes(t *testing.T) {
 func buildKeys(t *testing.T, f vertex.Format, keys [][]byte, stop int) (map[vertex.ID][]byte, hashkey.Hash) {
 	t.Helper()
 	recs := map[vertex.ID][]byte{}
+	var last vertex.ID
 	emit := func(id vertex.ID, v *vertex.Vertex) error {
+		if id != vertex.RootID && id <= last {
+			t.Fatalf("%v: vertex %d emitted after vertex %d", f, id, last)
+		}
+		last = max(last, id)
 		recs[id] = vertex.Encode(nil, v)
 		return nil
 	}
@@ -97,9 +103,9 @@ func buildKeys(t *testing.T, f vertex.Format, keys [][]byte, stop int) (map[vert
 			}
 		}
 	}
-	k, err := b.Finish()
-	if err != nil {
-		t.Fatal(err)
+	id, k, err := b.Finish()
+	if err != nil || id != vertex.RootID {
+		t.Fatalf("Finish: %v, the top at %d", err, id)
 	}
 	return recs, k.Hash()
 }
