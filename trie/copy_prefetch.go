@@ -412,6 +412,7 @@ type subtrieTop struct {
 	id     vertex.ID
 	rec    []byte
 	lo, hi vertex.ID
+	end    vertex.ID // the last ID a builder gives in it (lastID)
 }
 
 // next returns the next top vertex, or nil when there is none left or a
@@ -442,12 +443,12 @@ func (e *subtrieEnum) next() *subtrieTop {
 		}
 		id, rec := f.L.ids[f.nib], f.L.recs[f.nib]
 		if d == e.depth {
-			t := &subtrieTop{id: id, rec: append([]byte(nil), rec...)}
-			if end := e.lastID(id, rec); end != 0 {
-				if e.prevEnd != 0 && end > e.prevEnd {
-					t.lo, t.hi = e.prevEnd+1, end
+			t := &subtrieTop{id: id, rec: append([]byte(nil), rec...), end: e.lastID(id, rec)}
+			if t.end != 0 {
+				if e.prevEnd != 0 && t.end > e.prevEnd {
+					t.lo, t.hi = e.prevEnd+1, t.end
 				}
-				e.prevEnd = end
+				e.prevEnd = t.end
 			}
 			return t
 		}

@@ -113,19 +113,19 @@ func sourceLaidOut(src Backend, format vertex.Format, top vertex.ID) bool {
 	defer e.src.cursors.close()
 	var prev vertex.ID
 	n, after := 0, 0
-	for ; n < copyLayoutProbe; n++ {
+	for probed := 0; probed < 4*copyLayoutProbe && n < copyLayoutProbe; probed++ {
 		t := e.next()
 		if t == nil {
 			break
 		}
-		at := t.lo // v2: the smallest ID of its leftmost path
-		if e.v1 {
-			at = t.id // post-order: a sub-trie's top follows its vertices
+		if t.end == 0 {
+			continue // a v2 leaf without storage: no ID of its own
 		}
-		if n > 0 && at > prev {
+		if n > 0 && t.end > prev {
 			after++
 		}
-		prev = at
+		prev = t.end
+		n++
 	}
 	return n < 2 || 4*after >= 3*(n-1)
 }

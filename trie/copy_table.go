@@ -10,13 +10,12 @@ import (
 // scan when the source lays sub-tries out in ranges of their own.
 //
 // A store written by the builder (a StateLoader, a copy, a migration) gives
-// IDs in key order: the IDs a sub-trie's vertices were given during its
-// build form an interval, and the intervals of the sub-tries at one depth
-// follow each other in key order. A sub-trie's interval starts at the
-// smallest ID on its leftmost path (its first allocation: the group of the
-// leftmost branch whose first child is a plain leaf, or the storage trie of
-// the leftmost account, found by reading the first child at each level),
-// and ends before the next sub-trie's start. Scanning it is one seek and a
+// IDs in the order it finishes vertices: the IDs given in a sub-trie form an
+// interval, and the intervals of the sub-tries at one depth follow each
+// other in key order. A sub-trie's interval ends at the last ID given in it
+// (the top's own in v1; in v2 the top branch's last slot, or an account's
+// storage trie's top: subtrieEnum.lastID, read from the top's record) and
+// starts after the end of the sub-trie before it. Scanning it is one seek and a
 // sequential copy, against a seek per scattered cluster of children for the
 // walk's reads: the walk's reads are then served from memory (rangeTable).
 //
