@@ -209,6 +209,9 @@ func Run(ctx context.Context, src, dst *trie.DB, checkpointDir string, opts Opti
 			records, res.Bytes, res.ReadAhead, res.Scanned, res.Preloaded, res.Rebuilt = p.Records, p.Bytes, p.ReadAhead, p.Scanned, p.Preloaded, p.Rebuilt
 			copying, committedAt = done, time.Now()
 		case c := <-done:
+			if errors.Is(c.err, trie.ErrCopyVersion) { // a rerun would meet the same checkpoint
+				return res, fmt.Errorf("migrate: the target %s holds the checkpoint of an earlier trie-migrate: %w", checkpointDir, c.err)
+			}
 			return res, fmt.Errorf("migrate: copying (run again to resume): %w", c.err)
 		}
 		// The copy is committed: a run from now on only verifies.

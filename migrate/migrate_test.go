@@ -321,3 +321,30 @@ func TestCheckPaths(t *testing.T) {
 		t.Errorf("existing backup: %v", err)
 	}
 }
+
+// TestRefusesEarlierCopyState: a checkpoint whose copy state an earlier
+// version wrote (its IDs handed out in another order) is refused with
+// trie.ErrCopyVersion, the checkpoint left as it was, rather than resumed
+// into a mixed store or started over behind the operator's back.
+func TestRefusesEarlierCopyState(t *testing.T) {
+	accts := trietest.StateAccounts(3000, 17)
+	src, _, _ := loadedRocks(t, vertex.FormatV1, accts)
+	root := trietest.DBRoot(t, src)
+	for _, magic := range []string{"hxcp2", "hxrb2"} {
+		dir := t.TempDir()
+		dst, _ := openRocks(t, dir, vertex.FormatV2, false)
+		state := append([]byte(magic), make([]byte, 60)...)
+		state[5] = byte(vertex.FormatV2)
+		cp := append(append([]byte("hxmig2"), root[:]...), 0) // docs/format.md §8: not done
+		cp = append(cp, state...)
+		trietest.Must(t, os.WriteFile(migrate.Checkpoint(dir), cp, 0o644), "writing the checkpoint")
+		_, err := migrate.Run(context.Background(), src, dst, dir, migrate.Options{})
+		if !errors.Is(err, trie.ErrCopyVersion) {
+			t.Fatalf("%s: %v, want ErrCopyVersion", magic, err)
+		}
+		if got, _ := os.ReadFile(migrate.Checkpoint(dir)); !bytes.Equal(got, cp) {
+			t.Fatalf("%s: the checkpoint changed", magic)
+		}
+		trietest.Must(t, dst.Close(), "Close")
+	}
+}
