@@ -393,6 +393,7 @@ type subtrieEnum struct {
 	levels copyLevels
 	open   []enumFrame // the branches above depth, root first
 	begun  bool
+	probe  []byte // groupLast's scratch
 	// The builder hands out IDs in the order it finishes vertices, so that
 	// a sub-trie's interval begins after the one before it (prevEnd) and
 	// ends at the last ID given in it (lastID).

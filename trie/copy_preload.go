@@ -2,6 +2,7 @@ package trie
 
 import (
 	"math"
+	"math/bits"
 	"slices"
 	"sync"
 
@@ -107,7 +108,10 @@ func (p *copyPreload) records() uint64 {
 // depth lie in ID intervals that follow each other in key order, as the
 // builder lays them out (copy_table.go): it looks at the first
 // copyLayoutProbe of them, and says yes when at least three in four come
-// after the one before (a grown store's come in random order: about half).
+// after the one before (a grown store's come in random order: about half)
+// and, in v2, took their slots after their children's sub-tries
+// (groupLast: not so a store an earlier version built, or one grown by
+// frames in key order).
 func sourceLaidOut(src Backend, format vertex.Format, top vertex.ID) bool {
 	e := subtrieEnum{src: newCopySource(src, true), depth: copyDepth(top), v1: format == vertex.FormatV1}
 	defer e.src.cursors.close()
@@ -121,13 +125,33 @@ func sourceLaidOut(src Backend, format vertex.Format, top vertex.ID) bool {
 		if t.end == 0 {
 			continue // a v2 leaf without storage: no ID of its own
 		}
-		if n > 0 && t.end > prev {
+		if n > 0 && t.end > prev && e.groupLast(t.rec) {
 			after++
 		}
 		prev = t.end
 		n++
 	}
 	return n < 2 || 4*after >= 3*(n-1)
+}
+
+// groupLast reports whether the v2 branch of record rec took its slots
+// after its children's sub-tries: the last ID given below its last child
+// lies below its base. It says yes when it cannot tell (a v1 source, a top
+// that is not a branch, a plain leaf in the last slot, a read that fails).
+func (e *subtrieEnum) groupLast(rec []byte) bool {
+	var v vertex.Vertex
+	var acc vertex.Account
+	if e.v1 || vertex.DecodeInto(&v, &acc, rec) != nil || v.Kind != vertex.Branch || v.Used == 0 {
+		return true
+	}
+	last := v.Base + vertex.ID(15-bits.LeadingZeros16(v.Used))
+	crec, found, err := e.src.srcVertex(last, e.probe[:0])
+	e.probe = crec
+	if err != nil || !found {
+		return true
+	}
+	end := e.lastID(last, crec)
+	return end == 0 || end < v.Base
 }
 
 // copyLayoutProbe is how many sub-tries sourceLaidOut looks at.

@@ -333,3 +333,44 @@ func TestCopyRebuildRefuses(t *testing.T) {
 		})
 	}
 }
+
+// TestSourceLaidOut: a store the builder wrote counts as laid out (its
+// sub-tries' IDs in key order, each v2 branch's slots after its children's
+// sub-tries), and its copy reads it by interval scans; one grown by frames
+// in random key order does not. Nor, in v2, does one grown by frames in key
+// order: its branches took their slots when they were made, before their
+// later children's sub-tries, as the builder's did before it handed IDs out
+// as vertices are finished; intervals guessed for that layout would scan
+// the wrong records.
+func TestSourceLaidOut(t *testing.T) {
+	accts := trietest.StateAccounts(3000, 21)
+	for _, f := range trietest.Formats {
+		built, _ := loaded(t, f, accts, false)
+		grown := newMem(t, f, false)
+		trietest.GrowState(t, grown, accts, 500, 3)
+		trietest.Must(t, grown.Flush(), "Flush")
+		inOrder := newMem(t, f, false)
+		fr := inOrder.Begin()
+		for i := range accts {
+			a := &accts[i]
+			trietest.Must(t, fr.UpdateAccount(a.AddrHash, a.Account), "UpdateAccount")
+			for j := range a.Storage {
+				trietest.Must(t, fr.UpdateStorage(a.AddrHash, a.Storage[j].Hash, &a.Storage[j].Value), "UpdateStorage")
+			}
+		}
+		trietest.Must(t, inOrder.Persist(fr, 1), "Persist")
+		trietest.Must(t, inOrder.Flush(), "Flush")
+		if !trie.SourceLaidOut(built) {
+			t.Errorf("%v: the builder's store is not taken as laid out", f)
+		}
+		if trie.SourceLaidOut(grown) {
+			t.Errorf("%v: a store grown in random order is taken as laid out", f)
+		}
+		if f == vertex.FormatV2 && trie.SourceLaidOut(inOrder) {
+			t.Errorf("%v: a store grown in key order, its slots taken before its children's, is taken as laid out", f)
+		}
+		for _, db := range []*trie.DB{built, grown, inOrder} {
+			trietest.Must(t, db.Close(), "Close")
+		}
+	}
+}
