@@ -131,6 +131,11 @@ func runScaleSide(f *benchFlags, name string, shape scaleShape, slots int, hot [
 			return nil, nil, err
 		}
 		fmt.Fprintf(out, " %v; root %v\n", r.buildLoad.Round(time.Millisecond), root)
+		if f.keccak {
+			if err := reportKeccak(out, name, path, shape, r.buildLoad); err != nil {
+				return nil, nil, err
+			}
+		}
 	}
 	s.Stats() // start counting
 	runtime.GC()
