@@ -49,11 +49,9 @@ type copyPrefetch struct {
 	free  chan *copyChunk  // chunks the walk is done with
 	wg    sync.WaitGroup
 
-	mu    sync.Mutex // the enumeration, and sending on order
-	enum  subtrieEnum
-	ahead *subtrieTop // the next sub-trie, once the enumeration has begun
-	over  bool        // the enumeration ended: order is closed
-	top   vertex.ID   // the source's allocator top
+	mu   sync.Mutex // the enumeration, and sending on order
+	enum subtrieEnum
+	over bool // the enumeration ended: order is closed
 
 	// The workers' range scans (copy_table.go): records scanned and used
 	// over all tables so far, and whether the workers stopped scanning.
@@ -110,7 +108,6 @@ func copyDepth(top vertex.ID) int {
 func startPrefetch(src Backend, format vertex.Format, top vertex.ID, workers int, frames []copyFrame) *copyPrefetch {
 	p := &copyPrefetch{
 		depth: copyDepth(top),
-		top:   top,
 		order: make(chan *copyStream, copyStreamsAhead),
 		quit:  make(chan struct{}),
 		free:  make(chan *copyChunk, (workers+copyStreamsAhead+1)*copyStreamChunks),
@@ -245,30 +242,18 @@ func (p *copyPrefetch) work(src copySource) {
 }
 
 // claim takes the next sub-trie and hands its stream to the walk; nil when
-// there is none left or stop was called. The top's interval ends before the
-// next sub-trie's starts.
+// there is none left or stop was called.
 func (p *copyPrefetch) claim() (*copyStream, *subtrieTop) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.over {
 		return nil, nil
 	}
-	if p.ahead == nil {
-		p.ahead = p.enum.next()
-	}
-	top := p.ahead
+	top := p.enum.next()
 	if top == nil {
 		p.over = true
 		close(p.order)
 		return nil, nil
-	}
-	p.ahead = p.enum.next()
-	switch {
-	case top.hi != 0:
-	case p.ahead == nil:
-		top.hi = p.top
-	case p.ahead.lo > 0:
-		top.hi = p.ahead.lo - 1
 	}
 	s := &copyStream{root: top.id, chunks: make(chan *copyChunk, copyStreamChunks), done: make(chan struct{})}
 	select {

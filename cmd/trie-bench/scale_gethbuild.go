@@ -34,42 +34,42 @@ func gethScaleBuild(kv ethdb.Database, s scaleShape, idx *indexReader, flat bool
 	acc := gethtrie.NewStackTrie(func(path []byte, _ common.Hash, blob []byte) {
 		rawdb.WriteAccountTrieNode(batch, path, blob)
 	})
-	stop := make(chan struct{})
-	defer close(stop)
-	for c := range streamState(idx, s, stop) {
-		if c.err != nil {
-			return common.Hash{}, c.err
+	for {
+		h, i, ok, err := idx.Next()
+		if err != nil {
+			return common.Hash{}, err
 		}
-		for k := range c.accounts {
-			a := &c.accounts[k]
-			owner := common.Hash(a.hash)
-			sa := types.StateAccount{Nonce: a.nonce, Balance: new(uint256.Int).Set(&a.bal), Root: types.EmptyRootHash, CodeHash: a.code[:]}
-			if len(a.slots) > 0 {
-				st := gethtrie.NewStackTrie(func(path []byte, _ common.Hash, blob []byte) {
-					rawdb.WriteStorageTrieNode(batch, owner, path, blob)
-				})
-				for _, sl := range a.slots {
-					v := gsSlotRLP(&sl.val)
-					if err := st.Update(sl.hash[:], v); err != nil {
-						return common.Hash{}, fmt.Errorf("storage trie of %v: %w", owner, err)
-					}
-					if flat {
-						rawdb.WriteStorageSnapshot(batch, owner, common.Hash(sl.hash), v)
-					}
-					flush(false)
+		if !ok {
+			break
+		}
+		owner := common.Hash(h)
+		nonce, bal, code := s.account(i)
+		sa := types.StateAccount{Nonce: nonce, Balance: new(uint256.Int).Set(&bal), Root: types.EmptyRootHash, CodeHash: code[:]}
+		if slots := sortedSlots(s, i); len(slots) > 0 {
+			st := gethtrie.NewStackTrie(func(path []byte, _ common.Hash, blob []byte) {
+				rawdb.WriteStorageTrieNode(batch, owner, path, blob)
+			})
+			for k := range slots {
+				v := gsSlotRLP(&slots[k].val)
+				if err := st.Update(slots[k].hash[:], v); err != nil {
+					return common.Hash{}, fmt.Errorf("storage trie of %v: %w", owner, err)
 				}
-				sa.Root = st.Hash()
+				if flat {
+					rawdb.WriteStorageSnapshot(batch, owner, common.Hash(slots[k].hash), v)
+				}
+				flush(false)
 			}
-			if err := acc.Update(a.hash[:], gsAccountRLP(&sa)); err != nil {
-				return common.Hash{}, fmt.Errorf("account trie: %w", err)
-			}
-			if flat {
-				rawdb.WriteAccountSnapshot(batch, owner, types.SlimAccountRLP(sa))
-			}
-			flush(false)
-			if werr != nil {
-				return common.Hash{}, fmt.Errorf("write: %w", werr)
-			}
+			sa.Root = st.Hash()
+		}
+		if err := acc.Update(h[:], gsAccountRLP(&sa)); err != nil {
+			return common.Hash{}, fmt.Errorf("account trie: %w", err)
+		}
+		if flat {
+			rawdb.WriteAccountSnapshot(batch, owner, types.SlimAccountRLP(sa))
+		}
+		flush(false)
+		if werr != nil {
+			return common.Hash{}, fmt.Errorf("write: %w", werr)
 		}
 	}
 	root := acc.Hash()

@@ -46,10 +46,9 @@ func newHexScale(name, dir string, s scaleShape, cacheMB int, grow bool) (*hexSc
 
 func (h *hexScale) Name() string { return h.name }
 
-// Build streams the accounts to a StateLoader in chunks of about 100,000
-// leaves (accounts plus slots; streamState generates them beside the build)
-// and commits the load as block 0; with grow it inserts them instead
-// (growRandom).
+// Build streams the accounts to a StateLoader in batches of about 100,000
+// leaves (accounts plus slots) and commits the load as block 0; with grow it
+// inserts them instead (growRandom).
 func (h *hexScale) Build(idx *indexReader) (hashkey.Hash, error) {
 	if h.grow {
 		return h.growRandom()
@@ -58,25 +57,41 @@ func (h *hexScale) Build(idx *indexReader) (hashkey.Hash, error) {
 	if err != nil {
 		return hashkey.Hash{}, fmt.Errorf("%s: loader: %w", h.name, err)
 	}
-	stop := make(chan struct{})
-	defer close(stop)
-	for c := range streamState(idx, h.shape, stop) {
-		if c.err != nil {
-			l.Abort()
-			return hashkey.Hash{}, c.err
+	var batch []trie.AccountLeaf
+	leaves := 0
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
 		}
-		batch := make([]trie.AccountLeaf, len(c.accounts))
-		for k := range c.accounts {
-			a := &c.accounts[k]
-			batch[k] = trie.AccountLeaf{AddrHash: a.hash, Account: trie.Account{Nonce: a.nonce, Balance: a.bal, CodeHash: a.code}}
-			for _, sl := range a.slots {
-				batch[k].Storage = append(batch[k].Storage, trie.SlotLeaf{Hash: sl.hash, Value: sl.val})
+		err := l.Add(batch)
+		batch, leaves = nil, 0
+		return err
+	}
+	for {
+		hash, i, ok, err := idx.Next()
+		if err != nil {
+			l.Abort()
+			return hashkey.Hash{}, err
+		}
+		if !ok {
+			break
+		}
+		nonce, bal, code := h.shape.account(i)
+		leaf := trie.AccountLeaf{AddrHash: hash, Account: trie.Account{Nonce: nonce, Balance: bal, CodeHash: code}}
+		for _, sl := range sortedSlots(h.shape, i) {
+			leaf.Storage = append(leaf.Storage, trie.SlotLeaf{Hash: sl.hash, Value: sl.val})
+		}
+		batch = append(batch, leaf)
+		if leaves += 1 + len(leaf.Storage); leaves >= 100_000 {
+			if err := flush(); err != nil {
+				l.Abort()
+				return hashkey.Hash{}, fmt.Errorf("%s: load: %w", h.name, err)
 			}
 		}
-		if err := l.Add(batch); err != nil {
-			l.Abort()
-			return hashkey.Hash{}, fmt.Errorf("%s: load: %w", h.name, err)
-		}
+	}
+	if err := flush(); err != nil {
+		l.Abort()
+		return hashkey.Hash{}, fmt.Errorf("%s: load: %w", h.name, err)
 	}
 	root, err := l.Commit(0)
 	if err != nil {
