@@ -9,7 +9,6 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	gethtrie "github.com/ethereum/go-ethereum/trie"
 	"github.com/hexstate/hexstate/hashkey"
-	"github.com/holiman/uint256"
 )
 
 // scaleKeccak times what no build of the scale state can avoid: one core's
@@ -47,27 +46,27 @@ func scaleKeccak(path string, s scaleShape) (d time.Duration, nodes, size uint64
 		}
 	}
 	acc := gethtrie.NewStackTrie(onNode)
-	stop := make(chan struct{})
-	defer close(stop)
-	for c := range streamState(idx, s, stop) {
-		if c.err != nil {
-			return 0, 0, 0, c.err
+	for {
+		h, i, ok, err := idx.Next()
+		if err != nil {
+			return 0, 0, 0, err
 		}
-		for k := range c.accounts {
-			a := &c.accounts[k]
-			sa := types.StateAccount{Nonce: a.nonce, Balance: new(uint256.Int).Set(&a.bal), Root: types.EmptyRootHash, CodeHash: a.code[:]}
-			if len(a.slots) > 0 {
-				st := gethtrie.NewStackTrie(onNode)
-				for _, sl := range a.slots {
-					if err := st.Update(sl.hash[:], gsSlotRLP(&sl.val)); err != nil {
-						return 0, 0, 0, err
-					}
+		if !ok {
+			break
+		}
+		nonce, bal, code := s.account(i)
+		sa := types.StateAccount{Nonce: nonce, Balance: &bal, Root: types.EmptyRootHash, CodeHash: code[:]}
+		if slots := sortedSlots(s, i); len(slots) > 0 {
+			st := gethtrie.NewStackTrie(onNode)
+			for k := range slots {
+				if err := st.Update(slots[k].hash[:], gsSlotRLP(&slots[k].val)); err != nil {
+					return 0, 0, 0, err
 				}
-				sa.Root = st.Hash()
 			}
-			if err := acc.Update(a.hash[:], gsAccountRLP(&sa)); err != nil {
-				return 0, 0, 0, err
-			}
+			sa.Root = st.Hash()
+		}
+		if err := acc.Update(h[:], gsAccountRLP(&sa)); err != nil {
+			return 0, 0, 0, err
 		}
 	}
 	acc.Hash()
