@@ -225,9 +225,10 @@ func (c *copier) branch(d int, id vertex.ID, rec []byte, acct bool) ([]byte, has
 		}
 		*fr = res
 		L.kids, L.keys = res.kids, res.keys
-		for n := 0; n < 16; n++ {
+		for n := 0; n < 16; n++ { // the held records copied out of the resume state, which refers to its caller's bytes
 			if v2 && res.done&(1<<n) != 0 {
 				L.held[n] = append(L.held[n][:0], res.recs[n]...)
+				fr.recs[n] = L.held[n]
 			}
 		}
 		from = res.nib // the child in progress: the walk below restores it

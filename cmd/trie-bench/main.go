@@ -91,7 +91,7 @@ func run(args []string, out io.Writer) error {
 	fs.BoolVar(&journalReopen, "journal-reopen", false, "hexstate: at the end, reopen the store and time the journal's replay")
 	fs.IntVar(&f.scale.accReads, "block-account-reads", 2000, "scale: reads of accounts per block (before its writes)")
 	fs.IntVar(&f.scale.slotReads, "block-slot-reads", 4000, "scale: reads of initial slots per block")
-	fs.BoolVar(&f.keccak, "keccak", false, "scale: after each build, time one core's keccak of the RLP of every node of the state, the yardstick of issue 9 for the build, in the same run")
+	fs.BoolVar(&f.keccak, "keccak", false, "scale: after each hexstate build, time one core's keccak of the RLP of every node of the state, the yardstick of issue 9 for the build, in the same run")
 	fs.BoolVar(&f.reuse, "reuse", false, "scale: continue on the stores already built in -dir (skip their build) at their next block")
 	fs.StringVar(&f.results, "results", "", "scale: append per-block results (JSON lines) to this file (default <dir>/results.jsonl)")
 	fs.StringVar(&f.label, "label", "", "scale: a label for this run in the results file")

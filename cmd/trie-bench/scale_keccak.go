@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/ethereum/go-ethereum/core/types"
-	gethtrie "github.com/ethereum/go-ethereum/trie"
 	"github.com/hexstate/hexstate/hashkey"
 )
 
@@ -37,39 +35,17 @@ func scaleKeccak(path string, s scaleShape) (d time.Duration, nodes, size uint64
 		d += time.Since(start)
 		arena, ends = arena[:0], ends[:0]
 	}
-	onNode := func(_ []byte, _ common.Hash, blob []byte) {
+	st := scaleStackTries{node: func(_ common.Hash, _, blob []byte) {
 		arena = append(arena, blob...)
 		ends = append(ends, len(arena))
 		nodes, size = nodes+1, size+uint64(len(blob))
 		if len(arena) >= 64<<20 {
 			hashAll()
 		}
+	}}
+	if _, err := st.run(idx, s); err != nil {
+		return 0, 0, 0, err
 	}
-	acc := gethtrie.NewStackTrie(onNode)
-	for {
-		h, i, ok, err := idx.Next()
-		if err != nil {
-			return 0, 0, 0, err
-		}
-		if !ok {
-			break
-		}
-		nonce, bal, code := s.account(i)
-		sa := types.StateAccount{Nonce: nonce, Balance: &bal, Root: types.EmptyRootHash, CodeHash: code[:]}
-		if slots := sortedSlots(s, i); len(slots) > 0 {
-			st := gethtrie.NewStackTrie(onNode)
-			for k := range slots {
-				if err := st.Update(slots[k].hash[:], gsSlotRLP(&slots[k].val)); err != nil {
-					return 0, 0, 0, err
-				}
-			}
-			sa.Root = st.Hash()
-		}
-		if err := acc.Update(h[:], gsAccountRLP(&sa)); err != nil {
-			return 0, 0, 0, err
-		}
-	}
-	acc.Hash()
 	hashAll()
 	_ = sink
 	return d, nodes, size, nil
