@@ -28,6 +28,10 @@ type RangeCursor = interface {
 // range read per VertexRange and one record per record returned, as
 // Store.VertexRange does.
 //
+// A Cursor's reads do not fill the block cache: a scan reads each block once,
+// and would only evict the blocks other readers use (and make the allocator
+// churn through the cache's capacity).
+//
 // A Cursor is not safe for concurrent use. It sees the store as it was when
 // it was made (RocksDB pins that version): it is meant for a store nobody
 // writes to meanwhile, such as a migration's read-only source.
@@ -45,9 +49,6 @@ func (s *Store) NewCursor() (*Cursor, error) {
 		return nil, err
 	}
 	defer s.mu.RUnlock()
-	// A cursor reads each block of a sequential scan once: the blocks are
-	// not put into the block cache, whose churn (inserts, evictions, the
-	// allocator's page faults) costs more than it saves.
 	ro := grocksdb.NewDefaultReadOptions()
 	ro.SetFillCache(false)
 	return &Cursor{s: s, ro: ro, it: s.db.NewIteratorCF(ro, s.cfVertex)}, nil
