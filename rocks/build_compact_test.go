@@ -9,6 +9,7 @@ import (
 	"github.com/hexstate/hexstate/internal/trietest"
 	"github.com/hexstate/hexstate/rocks"
 	"github.com/hexstate/hexstate/trie"
+	"github.com/hexstate/hexstate/vertex"
 )
 
 // TestBuildsLeaveCompactedStore: a StateLoader's Commit and the Persist of a
@@ -118,6 +119,32 @@ func TestLoaderFilesGoToTheBottom(t *testing.T) {
 			})
 		}
 		trietest.Must(t, src.Close(), "Close")
+	}
+}
+
+// TestLoadFilesCompressedFast: a load's files, ingested at the bottom level,
+// are compressed at ZSTD's fast level by default and at the bottom level's
+// own with Options.FullLoadCompression, which makes the same state's vertex
+// files smaller; the build's final compaction leaves them as they are.
+func TestLoadFilesCompressedFast(t *testing.T) {
+	accts := trietest.StateAccounts(50_000, 3)
+	size := func(full bool) uint64 {
+		st, err := rocks.Open(t.TempDir(), &rocks.Options{FullLoadCompression: full})
+		trietest.Must(t, err, "rocks.Open")
+		db, err := trie.Open(st, &trie.Options{Format: vertex.FormatV2})
+		trietest.Must(t, err, "trie.Open")
+		defer db.Close()
+		trietest.LoadState(t, db, accts, 0)
+		sst, err := st.Property("rocksdb.total-sst-files-size") // of the vertex family
+		trietest.Must(t, err, "Property")
+		n, err := strconv.ParseUint(sst, 10, 64)
+		trietest.Must(t, err, "total-sst-files-size %q", sst)
+		return n
+	}
+	fast, full := size(false), size(true)
+	t.Logf("vertex files: %d bytes fast, %d bytes with FullLoadCompression", fast, full)
+	if fast <= full {
+		t.Errorf("vertex files of %d bytes compressed fast, not more than the %d bytes of FullLoadCompression", fast, full)
 	}
 }
 

@@ -311,7 +311,7 @@ func (s *Store) writeOneSST(path string, cfOpts *grocksdb.Options, rep []byte, o
 	defer C.free(unsafe.Pointer(cpath))
 	opts := *(**C.rocksdb_options_t)(unsafe.Pointer(cfOpts))
 	var msg *C.char
-	f := C.hx_sst_open(opts, cpath, C.bool(bottom), C.double(s.opts.BloomBitsPerKey), &msg)
+	f := C.hx_sst_open(opts, cpath, C.bool(bottom), C.bool(!s.opts.FullLoadCompression), C.double(s.opts.BloomBitsPerKey), &msg)
 	if f == nil {
 		defer C.free(unsafe.Pointer(msg))
 		return off, fmt.Errorf("create %s: %s", path, C.GoString(msg))

@@ -14,11 +14,12 @@ extern "C" {
 typedef struct hx_sst hx_sst;
 
 // hx_sst_open creates the SST file path with options opts, written as for
-// the bottom level when bottom, else as a memtable flush writes (upper
-// levels' compression, Bloom filters of bloom_bits bits per key); on an error
-// it returns NULL and sets *err to a malloc'd message the caller frees.
+// the bottom level when bottom (with fast_zstd, a ZSTD bottom level at ZSTD's
+// fast level -1), else as a memtable flush writes (upper levels'
+// compression, Bloom filters of bloom_bits bits per key); on an error it
+// returns NULL and sets *err to a malloc'd message the caller frees.
 hx_sst* hx_sst_open(rocksdb_options_t* opts, const char* path, bool bottom,
-                    double bloom_bits, char** err);
+                    bool fast_zstd, double bloom_bits, char** err);
 
 // hx_sst_add adds to f the first records of recs[0:len], max_records at
 // most, and sets *used to the bytes they took: records of a write batch's
