@@ -65,8 +65,8 @@ type Options struct {
 	// migration's) at the bottom level's own ZSTD level, as a compaction
 	// does. By default they are compressed at ZSTD's fast level -1: about
 	// 2.5 % more bytes for those files until a compaction rewrites them, for
-	// half the compression CPU, which is a quarter of a migration's
-	// (docs/design.md §12, "Large batches as ingested files").
+	// about half the CPU of compressing them (at level 3 a quarter of a
+	// migration's CPU; docs/design.md §12, "Large batches as ingested files").
 	FullLoadCompression bool
 
 	// WriteBufferBytes is the size of one memtable. RocksDB keeps up to
