@@ -78,7 +78,10 @@ type Result struct {
 	// Rebuilt says the target was built from the source's leaf index, its
 	// keys computed, rather than copied (trie.CopyProgress.Rebuilt).
 	Rebuilt bool
-	Verify  time.Duration // time spent verifying
+	// SourceScanned says the source was copied by one sequential scan of
+	// its IDs (trie.CopyProgress.SourceScanned).
+	SourceScanned bool
+	Verify        time.Duration // time spent verifying
 	// Compact is the time from the commit until the target was compacted into
 	// its final shape: the compaction runs beside the verification and the
 	// leaf index (Run waits for it before it returns).
@@ -206,7 +209,7 @@ func Run(ctx context.Context, src, dst *trie.DB, checkpointDir string, opts Opti
 		}()
 		select {
 		case p := <-committed:
-			records, res.Bytes, res.ReadAhead, res.Scanned, res.Preloaded, res.Rebuilt = p.Records, p.Bytes, p.ReadAhead, p.Scanned, p.Preloaded, p.Rebuilt
+			records, res.Bytes, res.ReadAhead, res.Scanned, res.Preloaded, res.Rebuilt, res.SourceScanned = p.Records, p.Bytes, p.ReadAhead, p.Scanned, p.Preloaded, p.Rebuilt, p.SourceScanned
 			copying, committedAt = done, time.Now()
 		case c := <-done:
 			if errors.Is(c.err, trie.ErrCopyVersion) { // a rerun would meet the same checkpoint

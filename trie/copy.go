@@ -83,6 +83,9 @@ type CopyProgress struct {
 	// Rebuilt says the target is being built from the source's leaf
 	// index (CopyOptions.Method) rather than copied by a walk of its trie.
 	Rebuilt bool
+	// SourceScanned says the source is being copied by one sequential scan
+	// of its IDs (CopyScan) rather than a walk of its trie.
+	SourceScanned bool
 }
 
 // ErrCopy is wrapped by the errors of CopyFrom about its input: a target that
@@ -113,9 +116,10 @@ const (
 // builder makes from the source's accounts.
 //
 // The source is walked in trie order, a branch's children read together (one
-// range read over a v2 branch's 16 slots, clustered reads for v1), and the
-// target's records are written in sorted batches behind the walk, on another
-// goroutine. Memory does not grow with the state. src must not be written to
+// range read over a v2 branch's 16 slots, clustered reads for v1), or, for a
+// v1 source laid out by the builder copied into v2, read by one sequential
+// scan of its IDs (CopyScan); the target's records are written in sorted
+// batches behind the walk, on another goroutine. Memory does not grow with the state. src must not be written to
 // during the copy. Nothing is visible in db before the final write, which
 // also writes the admin record (root, block, allocator top): a copy that
 // fails leaves db at its empty state (its records lie above the allocator's
@@ -168,6 +172,10 @@ type copier struct {
 	// resumeRebuild is the state an interrupted rebuild resumes from (the
 	// next account's key, the account builder's state); nil when none.
 	resumeRebuild []byte
+	// scanState is the scan of a source laid out by the builder
+	// (copy_scan.go), restored from a resume state or made by scan.
+	scanState *copyScan
+	startTop  vertex.ID // the target's allocator top when the copy began
 
 	cpPending  []byte // checkpoint of the batch in flight, called after it
 	records    uint64 // records emitted (resumed runs included)
@@ -177,6 +185,7 @@ type copier struct {
 	preloaded  uint64 // records read by the preload (CopyProgress.Preloaded)
 	lastCP     uint64 // records at the last checkpoint
 	rebuilding bool   // the target is rebuilt from the source's leaf index
+	scanning   bool   // the source is copied by a scan of its IDs
 	at         uint64 // a rebuild's position: the first 8 bytes of its last account's hash
 	start      time.Time
 	ctx        context.Context
@@ -215,7 +224,8 @@ func (db *DB) startCopy(src *DB, opts *CopyOptions) (*copier, error) {
 	}
 	c := &copier{db: db, src: src, opts: opts, alloc: db.base.alloc, noChild: db.noChild,
 		want: want, srcTop: srcTop, start: time.Now(), path: make([]copyFrame, 0, maxCopyFrames)}
-	if opts.Method < CopyAuto || opts.Method > CopyRebuild {
+	c.startTop = c.alloc.Top
+	if opts.Method < CopyAuto || opts.Method > CopyScan {
 		return nil, fmt.Errorf("%w: unknown copy method %d", ErrCopy, opts.Method)
 	}
 	var held []vertex.Record
@@ -229,6 +239,11 @@ func (db *DB) startCopy(src *DB, opts *CopyOptions) (*copier, error) {
 		}
 		c.alloc.Top, c.records, c.lastCP, c.resume, c.resumeRebuild = st.top, st.records, st.records, st.frames, st.rebuild
 		held = st.held
+		if st.scan != nil {
+			if c.scanState, err = decodeScanState(st.scan); err != nil {
+				return nil, err
+			}
+		}
 	}
 	c.direct = newCopySource(src.backend, true)
 	c.w = newLoadWriter(db, "copy", false)
@@ -242,38 +257,57 @@ func (db *DB) startCopy(src *DB, opts *CopyOptions) (*copier, error) {
 	return c, nil
 }
 
-// run walks the source and commits.
+// run copies the source and commits.
 func (c *copier) run(ctx context.Context) (hashkey.Hash, error) {
 	c.ctx = ctx
-	if c.want != hashkey.EmptyRoot {
-		rebuild, err := c.startReads()
-		if err != nil {
-			return hashkey.Hash{}, err
-		}
-		if rebuild {
-			return c.rebuild()
-		}
-		defer c.stopReads()
-		rec, err := c.src.backend.Vertex(vertex.RootID)
-		if err != nil {
-			return hashkey.Hash{}, fmt.Errorf("trie: copy: reading the source's root: %w", err)
-		}
-		if rec == nil {
-			return hashkey.Hash{}, fmt.Errorf("%w: the source's root vertex is missing", ErrCopy)
-		}
-		out, k, err := c.walk(0, vertex.RootID, rec, true, true)
-		c.stopReads()
-		if err != nil {
-			return hashkey.Hash{}, err
-		}
-		if got := k.Hash(); got != c.want {
-			return hashkey.Hash{}, fmt.Errorf("%w: the copied root's key %v is not the source's root %v", ErrCopy, got, c.want)
-		}
-		if err := c.emit(vertex.RootID, out); err != nil {
-			return hashkey.Hash{}, err
-		}
-	} else if c.resume != nil || c.resumeRebuild != nil {
+	resumed := c.resume != nil || c.resumeRebuild != nil || c.scanState != nil
+	switch {
+	case c.want == hashkey.EmptyRoot && resumed:
 		return hashkey.Hash{}, fmt.Errorf("%w: resume state for an empty source", ErrCopy)
+	case c.want == hashkey.EmptyRoot:
+		return c.commit()
+	case c.scanState != nil && c.opts.Method != CopyAuto && c.opts.Method != CopyScan:
+		return hashkey.Hash{}, fmt.Errorf("%w: the resume state is a scan's, which needs the method CopyScan or CopyAuto", ErrCopy)
+	case c.scanState != nil:
+		return c.scan(c.opts.Method == CopyAuto)
+	case c.opts.Method == CopyScan && (resumed || !c.scanCopyable()):
+		return hashkey.Hash{}, fmt.Errorf("%w: a scan needs a format-v1 source laid out by the builder, a format-v2 target and no walk or rebuild to resume", ErrCopy)
+	case c.opts.Method == CopyScan:
+		return c.scan(false)
+	case c.opts.Method == CopyAuto && c.opts.Resume == nil && c.scanCopyable():
+		return c.scan(true)
+	}
+	return c.readAndCopy()
+}
+
+// readAndCopy copies the source by a walk of its trie, or by a rebuild from
+// its leaf index (startReads chooses), and commits.
+func (c *copier) readAndCopy() (hashkey.Hash, error) {
+	rebuild, err := c.startReads()
+	if err != nil {
+		return hashkey.Hash{}, err
+	}
+	if rebuild {
+		return c.rebuild()
+	}
+	defer c.stopReads()
+	rec, err := c.src.backend.Vertex(vertex.RootID)
+	if err != nil {
+		return hashkey.Hash{}, fmt.Errorf("trie: copy: reading the source's root: %w", err)
+	}
+	if rec == nil {
+		return hashkey.Hash{}, fmt.Errorf("%w: the source's root vertex is missing", ErrCopy)
+	}
+	out, k, err := c.walk(0, vertex.RootID, rec, true, true)
+	c.stopReads()
+	if err != nil {
+		return hashkey.Hash{}, err
+	}
+	if got := k.Hash(); got != c.want {
+		return hashkey.Hash{}, fmt.Errorf("%w: the copied root's key %v is not the source's root %v", ErrCopy, got, c.want)
+	}
+	if err := c.emit(vertex.RootID, out); err != nil {
+		return hashkey.Hash{}, err
 	}
 	return c.commit()
 }
@@ -457,6 +491,9 @@ func (c *copier) report() CopyProgress {
 	if c.rebuilding {
 		f = float64(c.at) / (1 << 64)
 	}
+	if s := c.scanState; c.scanning && s != nil && c.srcTop > 0 {
+		f = float64(s.next) / float64(c.srcTop)
+	}
 	if c.done {
 		f = 1
 	}
@@ -465,5 +502,6 @@ func (c *copier) report() CopyProgress {
 		scanned = uint64(c.pre.scanned.Load())
 	}
 	return CopyProgress{Records: c.w.written + uint64(len(c.w.held)), Bytes: c.w.bytes, Fraction: f, Elapsed: time.Since(c.start),
-		KeysComputed: c.computed, ReadAhead: c.prefetched, Scanned: scanned, Preloaded: c.preloaded, Rebuilt: c.rebuilding}
+		KeysComputed: c.computed, ReadAhead: c.prefetched, Scanned: scanned, Preloaded: c.preloaded, Rebuilt: c.rebuilding,
+		SourceScanned: c.scanning}
 }

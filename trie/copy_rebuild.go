@@ -44,9 +44,12 @@ import (
 type CopyMethod int
 
 const (
-	// CopyAuto walks the source's trie, unless the source is scattered
-	// (not laid out by the builder), too large to preload
-	// (CopyOptions.PreloadBytes) and has a leaf index: then it rebuilds.
+	// CopyAuto scans a format-v1 source laid out by the builder into a
+	// format-v2 target (CopyScan; a source the scan finds out of order is
+	// then walked from the start), and otherwise walks the source's trie,
+	// unless the source is scattered (not laid out by the builder), too
+	// large to preload (CopyOptions.PreloadBytes) and has a leaf index:
+	// then it rebuilds.
 	CopyAuto CopyMethod = iota
 	// CopyWalk walks the source's trie and copies its records and keys.
 	CopyWalk
@@ -54,6 +57,12 @@ const (
 	// checks the root it computes against the source's. A source without
 	// a leaf index, or a resumed walk, is refused with ErrCopy.
 	CopyRebuild
+	// CopyScan copies a format-v1 source laid out by the builder into a
+	// format-v2 target by one sequential scan of the source's IDs
+	// (copy_scan.go): the walk's records, without its reads in trie order.
+	// Any other source, or one found out of the builder's order, is
+	// refused with ErrCopy.
+	CopyScan
 )
 
 // rebuildCtxEvery is how many slots of one account a rebuild reads between

@@ -38,19 +38,24 @@ type copyState struct {
 	held    []vertex.Record // emitted, not written: they go out with the commit
 	frames  []copyFrame
 	rebuild []byte // a rebuild's: the next account's key, then the builder's state
+	scan    []byte // a scan's: the next source ID, then its stack (copy_scan.go)
 }
 
 var (
 	copyStateMagic    = []byte("hxcp3")
 	rebuildStateMagic = []byte("hxrb3")
+	scanStateMagic    = []byte("hxsc1")
 	// oldStateMagics are the magics of earlier versions' states.
 	oldStateMagics = [][]byte{[]byte("hxcp1"), []byte("hxcp2"), []byte("hxrb1"), []byte("hxrb2")}
 )
 
 func (s *copyState) encode() []byte {
 	magic := copyStateMagic
-	if s.rebuild != nil {
+	switch {
+	case s.rebuild != nil:
 		magic = rebuildStateMagic
+	case s.scan != nil:
+		magic = scanStateMagic
 	}
 	b := append([]byte(nil), magic...)
 	b = append(b, byte(s.format))
@@ -64,6 +69,9 @@ func (s *copyState) encode() []byte {
 	}
 	if s.rebuild != nil {
 		return append(b, s.rebuild...)
+	}
+	if s.scan != nil {
+		return append(b, s.scan...)
 	}
 	b = append(b, byte(len(s.frames)))
 	for i := range s.frames {
@@ -104,7 +112,8 @@ func decodeCopyState(b []byte) (copyState, error) {
 		}
 	}
 	rebuild := bytes.HasPrefix(b, rebuildStateMagic)
-	if len(b) < len(copyStateMagic)+17 || (!rebuild && !bytes.HasPrefix(b, copyStateMagic)) {
+	scan := bytes.HasPrefix(b, scanStateMagic)
+	if len(b) < len(copyStateMagic)+17 || (!rebuild && !scan && !bytes.HasPrefix(b, copyStateMagic)) {
 		return bad("not a copy state")
 	}
 	b = b[len(copyStateMagic):]
@@ -121,6 +130,10 @@ func decodeCopyState(b []byte) (copyState, error) {
 			return bad("truncated rebuild state")
 		}
 		s.rebuild = bytes.Clone(b)
+		return s, nil
+	}
+	if scan { // parsed by decodeScanState
+		s.scan = bytes.Clone(b)
 		return s, nil
 	}
 	if len(b) < 1 {

@@ -64,7 +64,7 @@ func main() {
 	cache := flag.Int("cache", 64, "MiB of block cache for reading the source")
 	preload := flag.Int("preload", trie.DefaultPreloadBytes>>20, "MiB within which a source not laid out by the builder (one grown block by block) is read into memory by sequential scans before the copy, instead of seek by seek (0: never)")
 	records := flag.String("records", "", "the target's record variant: keys-once or child-key-copies (default: keys-once); with the source's layout as -to, converts the variant")
-	method := flag.String("method", "auto", "how the source is read: walk (its trie, records and keys copied), rebuild (the target built from the source's leaf index, every key computed and the root checked), or auto (rebuild a scattered source larger than -preload, else walk)")
+	method := flag.String("method", "auto", "how the source is read: walk (its trie, records and keys copied), scan (one sequential scan of a v1 source laid out by the builder, copied into v2), rebuild (the target built from the source's leaf index, every key computed and the root checked), or auto (scan where it can, rebuild a scattered source larger than -preload, else walk)")
 	fullZstd := flag.Bool("full-compression", false, "compress the target's files at ZSTD's default level, as compactions do: ~2.5% fewer bytes, a slower copy (default: ZSTD level -1 until compactions rewrite them)")
 	leafIndex := flag.Bool("leaf-index", true, "after verifying, give the target a leaf index: the source's, copied, or one built from the trie (without it cold reads walk the trie)")
 	flag.Usage = func() {
@@ -130,8 +130,10 @@ func parseMethod(s string) (trie.CopyMethod, error) {
 		return trie.CopyWalk, nil
 	case "rebuild":
 		return trie.CopyRebuild, nil
+	case "scan":
+		return trie.CopyScan, nil
 	}
-	return 0, fmt.Errorf("unknown method %q (want auto, walk or rebuild)", s)
+	return 0, fmt.Errorf("unknown method %q (want auto, walk, scan or rebuild)", s)
 }
 
 func run(ctx context.Context, cfg *config) error {
@@ -206,6 +208,9 @@ func run(ctx context.Context, cfg *config) error {
 		res.Records, float64(res.Bytes)/(1<<20), res.Copy.Round(1e6), cpu.used.Round(1e6), rate, res.Verify.Round(1e6), res.Proofs)
 	if res.ReadAhead > 0 {
 		fmt.Printf("read ahead: %d source records read by worker goroutines ahead of the copy's walk (%d scanned sequentially, sub-trie by sub-trie)\n", res.ReadAhead, res.Scanned)
+	}
+	if res.SourceScanned {
+		fmt.Println("scanned: the source copied by one sequential scan of its IDs (laid out by the builder)")
 	}
 	if res.Rebuilt {
 		fmt.Println("rebuilt: the target built from the source's leaf index, every key computed, its root checked against the source's")
