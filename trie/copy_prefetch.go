@@ -228,12 +228,8 @@ func (p *copyPrefetch) work(src copySource) {
 			return
 		}
 		w.s, w.ch = s, nil
-		w.scan(top)
-		w.walk(0, s.root, top.rec)
-		if t := w.src.table; t != nil {
-			w.src.table = nil
-			p.noteScan(len(t.ends), t.used)
-		}
+		w.walk(0, s.root, top.rec, top.lo)
+		w.dropTable()
 		if w.ch != nil && len(w.ch.ids) > 0 {
 			w.send()
 		}
@@ -285,56 +281,98 @@ type prefetchWorker struct {
 	ch     *copyChunk
 }
 
-// scan reads the sub-trie's interval into the worker's table, when it has
-// one of a sane size and the scans pay.
-func (w *prefetchWorker) scan(top *subtrieTop) {
-	if top.lo == 0 || top.hi < top.lo || top.hi-top.lo >= copyTableIDs || w.p.scanOff.Load() {
+// cover gives the worker a table of the interval [lo, hi] (copy_table.go)
+// when its current table does not cover it, the interval is known (lo not
+// 0) and of a sane size, and the scans pay. The walk calls it for every
+// vertex it reads below, so that a sub-trie too large for one table (an
+// account with a large storage trie) is scanned piece by piece, one table
+// per child sub-trie that fits.
+func (w *prefetchWorker) cover(lo, hi vertex.ID) {
+	if lo == 0 || hi < lo || hi-lo >= copyTableIDs || hi-lo+1 < copyTableMinIDs || w.p.scanOff.Load() {
 		return
 	}
-	if _, err := w.tbl.load(&w.src, top.lo, top.hi, copyTableBytes); err == nil {
+	if t := w.src.table; t != nil && t.covers(lo, int(hi-lo)+1) {
+		return
+	}
+	w.dropTable()
+	if _, err := w.tbl.load(&w.src, lo, hi, copyTableBytes); err == nil {
 		w.src.table = &w.tbl
+	}
+}
+
+// dropTable ends the worker's current table, if any, adding what it
+// scanned and handed out to the totals.
+func (w *prefetchWorker) dropTable() {
+	if t := w.src.table; t != nil {
+		w.src.table = nil
+		w.p.noteScan(len(t.ends), t.used)
 	}
 }
 
 // walk reads what the copy's walk reads below the vertex id (record rec) at
 // depth d of the sub-trie, in the same order, into the stream; false when
-// it stopped (a read failed, the walk or stop released the stream).
-func (w *prefetchWorker) walk(d int, id vertex.ID, rec []byte) bool {
+// it stopped (a read failed, the walk or stop released the stream). lo is
+// the first ID of the interval the builder gave the vertex's sub-trie (0
+// when unknown); next is the first ID after it.
+func (w *prefetchWorker) walk(d int, id vertex.ID, rec []byte, lo vertex.ID) (next vertex.ID, ok bool) {
 	if len(rec) == 0 {
-		return false
+		return 0, false
 	}
 	L := w.levels.at(d)
+	v1 := w.p.enum.v1
 	if rec[0]&3 == 1 { // a leaf: its storage trie, if any
 		if !leafHasStorage(rec) {
-			return true
+			if v1 {
+				return id + 1, true
+			}
+			return lo, true // in v2 a slot of its parent's
 		}
 		L.v, L.acc = vertex.Vertex{}, vertex.Account{}
 		if vertex.DecodeInto(&L.v, &L.acc, rec) != nil {
-			return false
+			return 0, false
 		}
-		sid := L.acc.Storage
+		sid := L.acc.Storage // given after the storage trie's other IDs
+		end := sid
+		if v1 {
+			end = id // and the leaf's after it
+		}
+		w.cover(lo, end)
 		srec, found, err := w.src.srcVertex(sid, L.buf[:0])
 		L.buf = srec
 		if err != nil || !found || !w.add(sid, srec) {
-			return false
+			return 0, false
 		}
-		return w.walk(d+1, sid, srec)
+		if _, ok := w.walk(d+1, sid, srec, lo); !ok {
+			return 0, false
+		}
+		return end + 1, true
 	}
 	L.v, L.acc = vertex.Vertex{}, vertex.Account{}
-	if vertex.DecodeInto(&L.v, &L.acc, rec) != nil || w.src.readKids(L, id, &L.v) != nil {
-		return false
+	if vertex.DecodeInto(&L.v, &L.acc, rec) != nil {
+		return 0, false
+	}
+	end := id // format v1: a branch's ID is the last given in its sub-trie
+	if !v1 {
+		end = L.v.Base + vertex.BranchSlots - 1 // v2: its slots are
+	}
+	w.cover(lo, end)
+	if w.src.readKids(L, id, &L.v) != nil {
+		return 0, false
 	}
 	for n := 0; n < 16; n++ {
 		if L.got&(1<<n) != 0 && !w.add(L.ids[n], L.recs[n]) {
-			return false
+			return 0, false
 		}
 	}
+	at := lo
 	for n := 0; n < 16; n++ {
-		if L.got&(1<<n) != 0 && !w.walk(d+1, L.ids[n], L.recs[n]) {
-			return false
+		if L.got&(1<<n) != 0 {
+			if at, ok = w.walk(d+1, L.ids[n], L.recs[n], at); !ok {
+				return 0, false
+			}
 		}
 	}
-	return true
+	return end + 1, true
 }
 
 // add appends a record to the stream, sending the chunk when it is full;

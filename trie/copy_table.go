@@ -18,6 +18,11 @@ import (
 // starts after the end of the sub-trie before it. Scanning it is one seek and a
 // sequential copy, against a seek per scattered cluster of children for the
 // walk's reads: the walk's reads are then served from memory (rangeTable).
+// The same holds at every depth: a child's sub-trie's interval starts after
+// the sibling's before it (its parent's start for the first child) and ends
+// at its own last ID, so a sub-trie too large for one table (an account
+// with a large storage trie) is scanned child sub-trie by child sub-trie
+// (prefetchWorker.cover), rather than read by a seek per group.
 //
 // Nothing depends on the guess: a read outside the table goes to the source,
 // and an ID inside it that the scan did not see is absent from the source.
@@ -33,6 +38,9 @@ import (
 const (
 	copyTableIDs   = 16 * copySubtrieIDs
 	copyTableBytes = 8 << 20
+	// copyTableMinIDs is the smallest interval worth a table of its own
+	// below a sub-trie's top: a few groups' reads, each a seek without it.
+	copyTableMinIDs = 4 * vertex.BranchSlots
 )
 
 // rangeTable holds the source's records of the IDs [lo, hi], as one scan read

@@ -5,8 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/holiman/uint256"
 
 	"github.com/hexstate/hexstate/hashkey"
 	"github.com/hexstate/hexstate/internal/trietest"
@@ -69,6 +73,35 @@ func TestCopyIsTheBuildersStore(t *testing.T) {
 				t.Fatalf("%d records, %d read ahead, %d scanned", final.Records, final.ReadAhead, final.Scanned)
 			}
 		})
+	}
+}
+
+// TestCopyScansLargeStorage copies a v2 store holding a storage trie too
+// large for one range table: the read-ahead scans it child sub-trie by child
+// sub-trie, so nearly every record is read by sequential scans, not by a
+// seek per group.
+func TestCopyScansLargeStorage(t *testing.T) {
+	accts := trietest.StateAccounts(2000, 3)
+	rng := rand.New(rand.NewSource(3))
+	big := &accts[len(accts)/2]
+	big.Storage = make([]trie.SlotLeaf, 80000) // ~130k IDs in v2: more than a table's
+	for j := range big.Storage {
+		rng.Read(big.Storage[j].Hash[:])
+		big.Storage[j].Value = *uint256.NewInt(1 + uint64(j))
+	}
+	slices.SortFunc(big.Storage, func(x, y trie.SlotLeaf) int { return bytes.Compare(x.Hash[:], y.Hash[:]) })
+	src, _ := loaded(t, vertex.FormatV2, accts, false)
+	_, want := loaded(t, vertex.FormatV1, accts, false)
+	b := trie.NewMemoryBackend()
+	dst, err := trie.Open(b, &trie.Options{Format: vertex.FormatV1, Records: vertex.ChildKeyCopies})
+	trietest.Must(t, err, "Open")
+	var final trie.CopyProgress
+	_, err = dst.CopyFrom(context.Background(), src, trie.CopyOptions{Block: src.Block(),
+		Committed: func(p trie.CopyProgress) { final = p }})
+	trietest.Must(t, err, "CopyFrom")
+	trietest.SameRecords(t, b, want)
+	if final.Scanned < final.Records*95/100 {
+		t.Fatalf("%d records, %d read ahead, %d of them scanned", final.Records, final.ReadAhead, final.Scanned)
 	}
 }
 
