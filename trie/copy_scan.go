@@ -238,9 +238,7 @@ func (c *copier) scanBranch(s *copyScan, id vertex.ID) error {
 		return fmt.Errorf("%w: branch %d with %d children, %d vertices unclaimed", errScanOrder, id, k, len(s.items))
 	}
 	kids := s.items[len(s.items)-k:]
-	haveCK := v.ChildKeys != nil && v.ChildKeys.Used() == v.Used
-	ownKey := !v.Key.IsHash()
-	needKeys := !haveCK && (!c.noChild || ownKey)
+	needKeys := c.needKidKeys(v)
 	s.keys = [16]hashkey.Key{}
 	i := 0
 	for n := 0; n < 16; n++ {
@@ -259,20 +257,7 @@ func (c *copier) scanBranch(s *copyScan, id vertex.ID) error {
 		}
 		i++
 	}
-	if haveCK && ownKey {
-		v.ChildKeys.Unpack(&s.keys)
-	}
-	if ownKey {
-		c.computed++
-		v.Key = c.enc.BranchKey(v, &s.keys)
-	}
-	switch {
-	case c.noChild:
-		v.ChildKeys = nil
-	case !haveCK:
-		s.ck = vertex.PackChildKeys(s.ck[:0], v.Used, &s.keys)
-		v.ChildKeys = s.ck
-	}
+	s.ck = c.branchKeys(v, &s.keys, s.ck)
 	v.Base, v.Kids = c.alloc.Take(vertex.BranchSlots), nil
 	i = 0
 	for n := 0; n < 16; n++ {

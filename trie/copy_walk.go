@@ -188,6 +188,41 @@ func leafHasStorage(rec []byte) bool {
 	return rec[1+k+int(n)]&(1<<3) != 0 // the account mask's storage bit
 }
 
+// needKidKeys reports whether copying branch v needs its children's keys:
+// to compute its own key when its record does not store it, or to store
+// them where the target keeps children's keys and the record has none. A
+// stored key is kept as it is, unchecked (the copy's verification proves
+// samples against the root).
+func (c *copier) needKidKeys(v *vertex.Vertex) bool {
+	haveCK := v.ChildKeys != nil && v.ChildKeys.Used() == v.Used
+	return !haveCK && (!c.noChild || !v.Key.IsHash())
+}
+
+// branchKeys completes branch v's keys for its target record once its
+// children are copied: its own key, computed from the children's when its
+// record lacks it (keys holds them, as far as needKidKeys asked for them;
+// those v's record stores are unpacked into it), and the children's keys as
+// the target keeps them (packed into ck, which it returns, or none).
+func (c *copier) branchKeys(v *vertex.Vertex, keys *[16]hashkey.Key, ck []byte) []byte {
+	haveCK := v.ChildKeys != nil && v.ChildKeys.Used() == v.Used
+	ownKey := !v.Key.IsHash()
+	if haveCK && ownKey {
+		v.ChildKeys.Unpack(keys)
+	}
+	if ownKey {
+		c.computed++
+		v.Key = c.enc.BranchKey(v, keys)
+	}
+	switch {
+	case c.noChild:
+		v.ChildKeys = nil
+	case !haveCK:
+		ck = vertex.PackChildKeys(ck[:0], v.Used, keys)
+		v.ChildKeys = ck
+	}
+	return ck
+}
+
 // branch copies a branch and the sub-tries of its children, in key order,
 // and returns its target record and its key (stored, or computed from its
 // children's keys when its record lacks it).
@@ -198,13 +233,7 @@ func (c *copier) branch(d int, id vertex.ID, rec []byte, acct bool) ([]byte, has
 	if err := vertex.DecodeInto(v, &L.acc, rec); err != nil {
 		return nil, hashkey.Key{}, fmt.Errorf("trie: copy: source vertex %d: %w", id, err)
 	}
-	haveCK := v.ChildKeys != nil && v.ChildKeys.Used() == v.Used
-	ownKey := !v.Key.IsHash() // not stored: computed from the children's keys
-	// The children's keys are needed to compute the branch's own key when
-	// its record does not store it, or to store them where the target keeps
-	// children's keys. A stored key is returned as it is, unchecked (the
-	// copy's verification proves samples against the root).
-	needKeys := !haveCK && (!c.noChild || ownKey)
+	needKeys := c.needKidKeys(v)
 	if err := c.readKids(L, id, v); err != nil {
 		return nil, hashkey.Key{}, err
 	}
@@ -265,20 +294,7 @@ func (c *copier) branch(d int, id vertex.ID, rec []byte, acct bool) ([]byte, has
 			}
 		}
 	}
-	if haveCK && ownKey {
-		v.ChildKeys.Unpack(&L.keys)
-	}
-	if ownKey {
-		c.computed++
-		v.Key = c.enc.BranchKey(v, &L.keys)
-	}
-	switch {
-	case c.noChild:
-		v.ChildKeys = nil
-	case !haveCK:
-		L.ck = vertex.PackChildKeys(L.ck[:0], v.Used, &L.keys)
-		v.ChildKeys = L.ck
-	}
+	L.ck = c.branchKeys(v, &L.keys, L.ck)
 	if v2 {
 		v.Base, v.Kids = c.alloc.Take(vertex.BranchSlots), nil
 		for n := 0; n < 16; n++ {
