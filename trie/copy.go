@@ -119,11 +119,11 @@ const (
 // range read over a v2 branch's 16 slots, clustered reads for v1), or, for a
 // v1 source laid out by the builder copied into v2, read by one sequential
 // scan of its IDs (CopyScan); the target's records are written in sorted
-// batches behind the walk, on another goroutine. Memory does not grow with the state. src must not be written to
-// during the copy. Nothing is visible in db before the final write, which
-// also writes the admin record (root, block, allocator top): a copy that
-// fails leaves db at its empty state (its records lie above the allocator's
-// top, as a failed StateLoader's do).
+// batches behind the reads, on another goroutine. Memory does not grow with
+// the state. src must not be written to during the copy. Nothing is visible
+// in db before the final write, which also writes the admin record (root,
+// block, allocator top): a copy that fails leaves db at its empty state (its
+// records lie above the allocator's top, as a failed StateLoader's do).
 //
 // Where a source branch lacks its children's keys and db stores them, the
 // missing keys are computed from the children (leaves hashed); where db stores
