@@ -433,10 +433,10 @@ type enumFrame struct {
 // record, and the interval its IDs are guessed to lie in (0 when unknown;
 // see copy_table.go).
 type subtrieTop struct {
-	id     vertex.ID
-	rec    []byte
-	lo, hi vertex.ID
-	end    vertex.ID // the last ID a builder gives in it (lastID)
+	id  vertex.ID
+	rec []byte
+	lo  vertex.ID // the first ID of its interval, 0 when unknown
+	end vertex.ID // the last ID a builder gives in it (lastID)
 }
 
 // next returns the next top vertex, or nil when there is none left or a
@@ -470,7 +470,7 @@ func (e *subtrieEnum) next() *subtrieTop {
 			t := &subtrieTop{id: id, rec: append([]byte(nil), rec...), end: e.lastID(id, rec)}
 			if t.end != 0 {
 				if e.prevEnd != 0 && t.end > e.prevEnd {
-					t.lo, t.hi = e.prevEnd+1, t.end
+					t.lo = e.prevEnd + 1
 				}
 				e.prevEnd = t.end
 			}
