@@ -321,7 +321,7 @@ func (w *prefetchWorker) walk(d int, id vertex.ID, rec []byte, lo vertex.ID) (ne
 	L := w.levels.at(d)
 	v1 := w.p.enum.v1
 	if rec[0]&3 == 1 { // a leaf: its storage trie, if any
-		if !leafHasStorage(rec) {
+		if !leafHasStorage(rec) { // not decoded: lastGiven without the record
 			if v1 {
 				return id + 1, true
 			}
@@ -331,11 +331,8 @@ func (w *prefetchWorker) walk(d int, id vertex.ID, rec []byte, lo vertex.ID) (ne
 		if vertex.DecodeInto(&L.v, &L.acc, rec) != nil {
 			return 0, false
 		}
-		sid := L.acc.Storage // given after the storage trie's other IDs
-		end := sid
-		if v1 {
-			end = id // and the leaf's after it
-		}
+		sid := L.acc.Storage
+		end := lastGiven(v1, id, &L.v)
 		w.cover(lo, end)
 		srec, found, err := w.src.srcVertex(sid, L.buf[:0])
 		L.buf = srec
@@ -351,10 +348,7 @@ func (w *prefetchWorker) walk(d int, id vertex.ID, rec []byte, lo vertex.ID) (ne
 	if vertex.DecodeInto(&L.v, &L.acc, rec) != nil {
 		return 0, false
 	}
-	end := id // format v1: a branch's ID is the last given in its sub-trie
-	if !v1 {
-		end = L.v.Base + vertex.BranchSlots - 1 // v2: its slots are
-	}
+	end := lastGiven(v1, id, &L.v)
 	w.cover(lo, end)
 	if w.src.readKids(L, id, &L.v) != nil {
 		return 0, false
@@ -487,22 +481,31 @@ func (e *subtrieEnum) next() *subtrieTop {
 }
 
 // lastID is the last ID a builder gives in the sub-trie of the vertex id
-// with record rec: in format v1 the top's own; in v2 the last of a branch's
-// slots, or an account's storage trie's top; 0 for a v2 leaf without
-// storage (its ID is its parent's) or a record that does not decode.
+// with record rec (lastGiven); 0 for a record that does not decode.
 func (e *subtrieEnum) lastID(id vertex.ID, rec []byte) vertex.ID {
 	if e.v1 {
-		return id
+		return id // no need to decode
 	}
 	var v vertex.Vertex
 	var acc vertex.Account
-	switch {
-	case vertex.DecodeInto(&v, &acc, rec) != nil:
+	if vertex.DecodeInto(&v, &acc, rec) != nil {
 		return 0
+	}
+	return lastGiven(e.v1, id, &v)
+}
+
+// lastGiven is the last ID a builder gives in the sub-trie of vertex id,
+// v decoded: in format v1 the vertex's own (it is finished last); in v2 a
+// branch's last slot, or an account's storage trie's top; 0 for a v2 leaf
+// without storage (its ID is its parent's slot).
+func lastGiven(v1 bool, id vertex.ID, v *vertex.Vertex) vertex.ID {
+	switch {
+	case v1:
+		return id
 	case v.Kind == vertex.Branch:
 		return v.Base + vertex.BranchSlots - 1
-	case v.Acc != nil:
-		return acc.Storage
+	case v.Acc != nil && v.Acc.Storage != vertex.NoID:
+		return v.Acc.Storage
 	}
 	return 0
 }

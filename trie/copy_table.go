@@ -14,7 +14,7 @@ import (
 // interval, and the intervals of the sub-tries at one depth follow each
 // other in key order. A sub-trie's interval ends at the last ID given in it
 // (the top's own in v1; in v2 the top branch's last slot, or an account's
-// storage trie's top: subtrieEnum.lastID, read from the top's record) and
+// storage trie's top: lastGiven, read from the top's record) and
 // starts after the end of the sub-trie before it. Scanning it is one seek and a
 // sequential copy, against a seek per scattered cluster of children for the
 // walk's reads: the walk's reads are then served from memory (rangeTable).
