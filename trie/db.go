@@ -251,6 +251,9 @@ type CacheStats struct {
 	Index int
 	// Budget is the configured bound on Bytes + Index (Options.CacheBytes).
 	Budget int
+	// Evicted is how many entries were dropped to make room for others:
+	// zero while everything the cache was given has fitted.
+	Evicted uint64
 }
 
 // CacheStats reports hits, misses and size of the vertex cache.

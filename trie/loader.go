@@ -70,7 +70,7 @@ func (db *DB) NewStateLoader() (*StateLoader, error) {
 	l := &StateLoader{w: newLoadWriter(db, "state loader", true), db: db, alloc: db.base.alloc}
 	l.w.leaves = true
 	l.w.hold, l.w.cut = true, l.alloc.Top
-	l.accts = build.New(db.format, &l.alloc, &l.enc, l.emit)
+	l.accts = build.New(db.format, &l.alloc, &l.enc, l.emitAccountTrie)
 	l.accts.Reset(vertex.RootID, 0)
 	l.slots = build.New(db.format, &l.alloc, &l.enc, l.emit)
 	return l, nil
@@ -206,5 +206,16 @@ func (l *StateLoader) usable() error {
 // emit encodes a finished vertex into the batch being filled.
 func (l *StateLoader) emit(id vertex.ID, v *vertex.Vertex) error {
 	l.w.putVertex(id, v)
+	return nil
+}
+
+// emitAccountTrie is emit for the account trie's vertices: its branches,
+// on every account's path, are what the load keeps warming the vertex cache
+// with once the cache is full (loadWriter.warm).
+func (l *StateLoader) emitAccountTrie(id vertex.ID, v *vertex.Vertex) error {
+	l.w.putVertex(id, v)
+	if v.Kind == vertex.Branch {
+		l.w.keepWarm(id)
+	}
 	return nil
 }

@@ -18,8 +18,15 @@ type loadWriter struct {
 	db   *DB
 	base *Frame // the base the load started on; every write requires it unchanged
 	what string // names the load in errors ("state loader", "copy")
-	// warm puts the written records into the vertex cache, as a persist does.
+	// warm puts the written records into the vertex cache, as a persist
+	// does, until the cache drops a record to make room: a load larger than
+	// the cache. From the next batch on only the records named by keepWarm
+	// are put (a StateLoader's account-trie branches), since the rest would
+	// only push each other out at the cost of a quarter of the load's CPU
+	// (docs/design.md §8, "The cache warmed by a load").
 	warm bool
+	// evicted is the cache's Stats().Evicted when the load began.
+	evicted uint64
 
 	cur      *loaderBatch // the batch being filled
 	spare    *loaderBatch // the other one: in flight while inflight is not nil
@@ -53,6 +60,10 @@ const maxHeldBytes = 64 << 20
 type loaderBatch struct {
 	batch vertex.Batch
 	buf   []byte
+	// warmAll says every record of the batch goes into the vertex cache
+	// when written; else those of warmIDs do (loadWriter.warm).
+	warmAll bool
+	warmIDs []vertex.ID
 }
 
 // newLoadWriter starts a load on db's base. The caller holds db.mu and has
@@ -63,7 +74,20 @@ func newLoadWriter(db *DB, what string, warm bool) loadWriter {
 	// marks it complete, reads must not use it.
 	db.leafIdx = false
 	db.leaves.landed(nil)
-	return loadWriter{db: db, base: db.base, what: what, warm: warm, cur: new(loaderBatch), spare: new(loaderBatch)}
+	w := loadWriter{db: db, base: db.base, what: what, warm: warm, cur: new(loaderBatch), spare: new(loaderBatch)}
+	if warm {
+		w.evicted = db.cache.Stats().Evicted
+		w.cur.warmAll = true
+	}
+	return w
+}
+
+// keepWarm names id, just put in the batch being filled, as a record the
+// load warms the vertex cache with even once the cache is full.
+func (w *loadWriter) keepWarm(id vertex.ID) {
+	if w.warm && !w.cur.warmAll {
+		w.cur.warmIDs = append(w.cur.warmIDs, id)
+	}
 }
 
 // put adds the record of id, the bytes of the batch's buffer from start on,
@@ -101,6 +125,7 @@ func (w *loadWriter) writeBehind() error {
 		w.holdStragglers(b)
 	}
 	w.cur, w.spare = w.spare, b
+	w.cur.warmAll = w.warm && w.db.cache.Stats().Evicted == w.evicted
 	done := make(chan error, 1)
 	w.inflight = done
 	go func() {
@@ -234,22 +259,43 @@ func (w *loadWriter) writeLocked(b *loaderBatch, admin []byte) error {
 	if err != nil {
 		return fmt.Errorf("trie: %s: writing %d records: %w", w.what, len(puts), err)
 	}
-	if w.warm {
-		// Until the commit these records lie above the allocator's top and
-		// nothing refers to them; if the load never commits they stay
-		// unreferenced in the cache as in the store, and any frame that
-		// later takes one of their IDs writes (and re-caches) it before
-		// anything can read it.
-		for _, r := range puts {
-			w.db.cache.Put(r.ID, r.Rec)
-		}
-	}
+	w.warmCache(b)
 	w.reset = true
 	w.written += uint64(len(puts))
 	w.bytes += uint64(len(b.buf))
 	b.batch = vertex.Batch{Puts: puts[:0]}
 	b.buf = b.buf[:0]
 	return nil
+}
+
+// warmCache puts the records of b, just written and sorted by ID, that the
+// load warms the vertex cache with (loadWriter.warm) into the cache.
+//
+// Until the commit these records lie above the allocator's top and nothing
+// refers to them; if the load never commits they stay unreferenced in the
+// cache as in the store, and any frame that later takes one of their IDs
+// writes (and re-caches) it before anything can read it.
+func (w *loadWriter) warmCache(b *loaderBatch) {
+	if b.warmAll {
+		for _, r := range b.batch.Puts {
+			w.db.cache.Put(r.ID, r.Rec)
+		}
+		return
+	}
+	ids := b.warmIDs
+	slices.Sort(ids)
+	for _, r := range b.batch.Puts {
+		for len(ids) > 0 && ids[0] < r.ID {
+			ids = ids[1:]
+		}
+		if len(ids) == 0 {
+			break
+		}
+		if ids[0] == r.ID {
+			w.db.cache.Put(r.ID, r.Rec)
+		}
+	}
+	b.warmIDs = b.warmIDs[:0]
 }
 
 // release lets another load start (once).

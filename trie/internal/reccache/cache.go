@@ -81,6 +81,8 @@ type cacheShard struct {
 	head   int                   // the chunk the ring's head fills: the next entry goes at its end
 	bytes  int                   // bytes held in chunks (live entries and replaced ones)
 	pinned int                   // index entries with pinBit
+	// evicted counts the entries recycle dropped to make room.
+	evicted uint64
 }
 
 // Stats reports a cache's use.
@@ -97,6 +99,10 @@ type Stats struct {
 	Index int
 	// Budget is the configured bound on Bytes + Index.
 	Budget int
+	// Evicted is how many entries were dropped to make room for others (the
+	// ring coming round, or the index full): zero while everything put
+	// since New has fitted.
+	Evicted uint64
 }
 
 // New returns a cache of at most budget bytes, its index included: the
@@ -367,6 +373,7 @@ func (s *cacheShard) recycle(ci int, keepPins bool) {
 			return
 		}
 		s.unindex(i)
+		s.evicted++
 	})
 	s.bytes -= len(ch) - kept
 	s.chunks[ci] = ch[:kept]
@@ -381,6 +388,7 @@ func (c *Cache) Stats() Stats {
 		st.Entries += s.idx.Len()
 		st.Pinned += s.pinned
 		st.Bytes += s.bytes
+		st.Evicted += s.evicted
 		if len(s.chunks) > 0 {
 			st.Index += s.idx.Bytes()
 			st.Budget += len(s.chunks)*s.chunk + s.idx.MaxBytes()

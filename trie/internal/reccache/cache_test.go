@@ -269,3 +269,25 @@ func TestCacheIndexFullOverDeadChunk(t *testing.T) {
 		}
 	}
 }
+
+// TestCacheCountsEvictions: Evicted stays zero while every record put fits,
+// and counts each entry dropped once the ring comes round, but not a
+// record replaced by a newer version of itself.
+func TestCacheCountsEvictions(t *testing.T) {
+	c := New(1 << 20)
+	rec := ciRecord("a value of some twenty bytes")
+	for id := vertex.ID(1); id <= 1000; id++ {
+		c.Put(id, rec)
+		c.Put(id, rec) // a new version, in place
+	}
+	if st := c.Stats(); st.Evicted != 0 || st.Entries != 1000 {
+		t.Fatalf("after 1,000 records that fit: %+v", st)
+	}
+	for id := vertex.ID(1001); id <= 100_000; id++ {
+		c.Put(id, rec)
+	}
+	st := c.Stats()
+	if st.Evicted == 0 || int(st.Evicted)+st.Entries != 100_000 {
+		t.Fatalf("after 100,000 records in a 1 MiB cache: %+v, want Evicted + Entries = 100,000", st)
+	}
+}
