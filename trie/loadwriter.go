@@ -21,9 +21,10 @@ type loadWriter struct {
 	// warm puts the written records into the vertex cache, as a persist
 	// does, until the cache drops a record to make room: a load larger than
 	// the cache. From the next batch on only the records named by keepWarm
-	// are put (a StateLoader's account-trie branches), since the rest would
-	// only push each other out at the cost of a quarter of the load's CPU
-	// (docs/design.md §8, "The cache warmed by a load").
+	// are put (a StateLoader's account-trie branches, but for those held
+	// back for the commit), since the rest would only push each other out,
+	// at the cost of a fifth of the load's CPU (docs/design.md §8, "The
+	// cache warmed by a load").
 	warm bool
 	// evicted is the cache's Stats().Evicted when the load began.
 	evicted uint64
