@@ -78,9 +78,16 @@ func newLoadWriter(db *DB, what string, warm bool) loadWriter {
 	w := loadWriter{db: db, base: db.base, what: what, warm: warm, cur: new(loaderBatch), spare: new(loaderBatch)}
 	if warm {
 		w.evicted = db.cache.Stats().Evicted
-		w.cur.warmAll = true
 	}
+	w.cur.warmAll = w.cacheHasRoom()
 	return w
+}
+
+// cacheHasRoom reports whether the batch about to be filled warms the
+// vertex cache with every record: the load warms it, and the cache has
+// dropped no record to make room since the load began (loadWriter.warm).
+func (w *loadWriter) cacheHasRoom() bool {
+	return w.warm && w.db.cache.Stats().Evicted == w.evicted
 }
 
 // keepWarm names id, just put in the batch being filled, as a record the
@@ -126,7 +133,7 @@ func (w *loadWriter) writeBehind() error {
 		w.holdStragglers(b)
 	}
 	w.cur, w.spare = w.spare, b
-	w.cur.warmAll = w.warm && w.db.cache.Stats().Evicted == w.evicted
+	w.cur.warmAll = w.cacheHasRoom()
 	done := make(chan error, 1)
 	w.inflight = done
 	go func() {
