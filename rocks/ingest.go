@@ -134,12 +134,11 @@ func (s *Store) writeIngest(b *vertex.Batch) (err error) {
 }
 
 // buildIngest writes b's SST files for each column family it changes, each
-// family's from its records built in s.rep (the default family's tags) and
-// handed to RocksDB's SST writer in runs (writeSST); the vertex family's one
-// file at a time. A file whose key range holds no
-// key yet (a build's first batch, say) will be ingested at the bottom level
-// and is compressed for it; the others, as a flush would write them. The
-// caller removes the files, also on an error.
+// family's records built in s.rep a part at a time (the default family's
+// tags) and handed to RocksDB's SST writer (writeSST). A file whose key range
+// holds no key yet (a build's first batch, say) will be ingested at the
+// bottom level and is compressed for it; the others, as a flush would write
+// them. The caller removes the files, also on an error.
 func (s *Store) buildIngest(b *vertex.Batch) (files []ingestFile, err error) {
 	// family starts cf's files: whether they go to the bottom level (their
 	// key range [first, last] holds no key yet) and where their paths go.
@@ -147,47 +146,41 @@ func (s *Store) buildIngest(b *vertex.Batch) (files []ingestFile, err error) {
 		files = append(files, ingestFile{cf: cf})
 		return &files[len(files)-1], first != nil && !s.holdsKeyIn(cf, first, last)
 	}
-	write := func(cf *grocksdb.ColumnFamilyHandle, first, last []byte, split bool) error {
-		f, bottom := family(cf, first, last)
-		return s.writeSST(f, s.rep.bytes(), bottom, split)
-	}
 	if len(b.Puts) > 0 || len(b.Deletes) > 0 {
-		// The vertex family's records, most of a batch, go through s.rep a
-		// file at a time, so that the representation never holds more than
-		// one file's records (s.ingestSplit) beside the batch.
 		lo, hi := vertexBounds(b)
 		var first, last [8]byte
 		putKey(first[:], lo)
 		putKey(last[:], hi)
 		f, bottom := family(s.cfVertex, first[:], last[:])
-		size := min(repSize(&vertex.Batch{Puts: b.Puts, Deletes: b.Deletes}), s.ingestSplit+repSlack)
-		for puts, dels := b.Puts, b.Deletes; len(puts) > 0 || len(dels) > 0; {
-			s.rep.reset(size)
-			puts, dels = fillVertexFile(&s.rep, puts, dels, s.ingestSplit)
-			if err := s.writeSST(f, s.rep.bytes(), bottom, false); err != nil {
-				return files, err
-			}
+		puts, dels := b.Puts, b.Deletes
+		if err := s.writeSST(f, bottom, true, func(r *batchRep, limit int) bool {
+			puts, dels = fillVertexFile(r, puts, dels, limit)
+			return len(puts) > 0 || len(dels) > 0
+		}); err != nil {
+			return files, err
 		}
 	}
 	if b.Admin != nil {
-		s.rep.reset(len(adminKey) + len(b.Admin) + 16)
-		s.rep.put(0, adminKey, b.Admin)
-		if err := write(s.cfAdmin, nil, nil, false); err != nil {
+		f, bottom := family(s.cfAdmin, nil, nil)
+		if err := s.writeSST(f, bottom, false, func(r *batchRep, _ int) bool {
+			r.put(0, adminKey, b.Admin)
+			return false
+		}); err != nil {
 			return files, err
 		}
 	}
 	if b.LeafChanges() {
-		s.rep.reset(repSize(&vertex.Batch{Leaves: b.Leaves, LeafPrefixDeletes: b.LeafPrefixDeletes}))
-		// The deleted prefixes' range tombstones cover older files only:
-		// the leaves written under them stay (see above).
-		fillLeaves(&s.rep, 0, b)
 		var first, last []byte
 		if len(b.Leaves) > 0 && len(b.LeafPrefixDeletes) == 0 {
 			first, last = b.Leaves[0].Key, b.Leaves[len(b.Leaves)-1].Key
 		}
-		// A range tombstone may span the cuts between files, which must
-		// not overlap: a file with tombstones is not split.
-		if err := write(s.cfLeaves, first, last, len(b.LeafPrefixDeletes) == 0); err != nil {
+		f, bottom := family(s.cfLeaves, first, last)
+		// The deleted prefixes' range tombstones cover older files only:
+		// the leaves written under them stay (see above). A range tombstone
+		// may span the cuts between files, which must not overlap: a file
+		// with tombstones is not split.
+		leaves := leafFill{b: b}
+		if err := s.writeSST(f, bottom, len(b.LeafPrefixDeletes) == 0, leaves.fill); err != nil {
 			return files, err
 		}
 	}
@@ -257,10 +250,17 @@ func fillVertexFile(r *batchRep, puts []vertex.Record, dels []vertex.ID, limit i
 	return puts, dels
 }
 
-// repSlack is the room s.rep is given beyond a file's records, for the
-// record that takes it past the file's size (a vertex record is under a
+// repSlack is the room s.rep is given beyond a part's records, for the
+// record that takes it past the part's size (a vertex record is under a
 // kilobyte; a larger one is appended to the heap).
 const repSlack = 64 << 10
+
+// repPart is the size of the parts in which writeSST has s.rep hold a file's
+// records. The representation is only a way into the SST writer, which
+// copies what it is given: built whole, a 64-block persist's was ~66 MiB,
+// kept resident from one persist to the next, at the process's peak
+// (docs/benchmarks.md §10.8).
+const repPart = 4 << 20
 
 // sstRun is the number of records writeSST hands to the SST writer per C
 // call: a few dozen microseconds of work, so that the writing goroutine stays
@@ -280,33 +280,67 @@ const (
 // that every later compaction into its key range would rewrite whole.
 const ingestFileBytes = 64 << 20
 
-// writeSST writes the SST files of f from rep, a write batch's representation
-// of the default family's records in key order, with the store's options, so
-// that the files are in the format of the store's own: as RocksDB writes the
-// bottom level when bottom, else as a memtable flush writes (see
-// hx_sst_open). With split, a file ends after s.ingestSplit (ingestFileBytes)
-// of records and the next one takes the rest. It adds each file's path to
-// f.paths before creating it.
-func (s *Store) writeSST(f *ingestFile, rep []byte, bottom, split bool) error {
-	for off := batchRepHeader; off < len(rep); {
-		path := filepath.Join(s.dir, fmt.Sprintf("%s%s-%d.sst", ingestPrefix, f.cf.Name(), len(f.paths)))
-		f.paths = append(f.paths, path)
-		limit := len(rep)
-		if split {
-			limit = min(limit, off+s.ingestSplit)
+// writeSST writes the SST files of f with the store's options, so that they
+// are in the format of the store's own: as RocksDB writes the bottom level
+// when bottom, else as a memtable flush writes (see hx_sst_open). fill adds
+// the next of the family's records in key order to r (a write batch's
+// representation, records of the default family) until r holds limit bytes
+// or more, and reports whether records remain; writeSST hands each part to
+// the SST writer. With split, a file ends at the first part's end past
+// s.ingestSplit (ingestFileBytes) of records, and the next one takes the
+// rest. It adds each file's path to f.paths before creating it.
+func (s *Store) writeSST(f *ingestFile, bottom, split bool, fill func(r *batchRep, limit int) (more bool)) error {
+	part := min(repPart, s.ingestSplit)
+	var w *sstFile
+	defer func() {
+		if w != nil {
+			w.destroy()
 		}
-		var err error
-		if off, err = s.writeOneSST(path, s.native.cfOptions(f.cf.Name()), rep, off, limit, bottom); err != nil {
+	}()
+	written := 0
+	for more := true; more; {
+		s.rep.reset(part + repSlack)
+		more = fill(&s.rep, part)
+		rep := s.rep.bytes()
+		if len(rep) == batchRepHeader {
+			continue
+		}
+		if w != nil && split && written >= s.ingestSplit {
+			err := w.finish()
+			w.destroy()
+			if w = nil; err != nil {
+				return err
+			}
+		}
+		if w == nil {
+			path := filepath.Join(s.dir, fmt.Sprintf("%s%s-%d.sst", ingestPrefix, f.cf.Name(), len(f.paths)))
+			f.paths = append(f.paths, path)
+			var err error
+			if w, err = s.openSST(path, s.native.cfOptions(f.cf.Name()), bottom); err != nil {
+				return err
+			}
+			written = 0
+		}
+		if err := w.add(rep[batchRepHeader:]); err != nil {
 			return err
 		}
+		written += len(rep) - batchRepHeader
 	}
-	return nil
+	if w == nil {
+		return nil
+	}
+	return w.finish()
 }
 
-// writeOneSST writes the SST file path from the records of rep from off on,
-// up to the first run boundary at or past limit, with the options of the
-// file's column family (cfOpts), and returns where it stopped.
-func (s *Store) writeOneSST(path string, cfOpts *grocksdb.Options, rep []byte, off, limit int, bottom bool) (int, error) {
+// sstFile is an SST file being written.
+type sstFile struct {
+	f    *C.hx_sst
+	path string
+}
+
+// openSST creates the SST file path with the options of its column family
+// (cfOpts), for the bottom level when bottom.
+func (s *Store) openSST(path string, cfOpts *grocksdb.Options, bottom bool) (*sstFile, error) {
 	cpath := C.CString(path)
 	defer C.free(unsafe.Pointer(cpath))
 	opts := *(**C.rocksdb_options_t)(unsafe.Pointer(cfOpts))
@@ -314,25 +348,38 @@ func (s *Store) writeOneSST(path string, cfOpts *grocksdb.Options, rep []byte, o
 	f := C.hx_sst_open(opts, cpath, C.bool(bottom), C.bool(!s.opts.FullLoadCompression), C.double(s.opts.BloomBitsPerKey), &msg)
 	if f == nil {
 		defer C.free(unsafe.Pointer(msg))
-		return off, fmt.Errorf("create %s: %s", path, C.GoString(msg))
+		return nil, fmt.Errorf("create %s: %s", path, C.GoString(msg))
 	}
-	defer C.hx_sst_destroy(f)
-	for runs := 0; off < limit && msg == nil; runs++ {
+	return &sstFile{f: f, path: path}, nil
+}
+
+// add adds recs, records of a write batch's representation (no header), to
+// w, sstRun records per C call, yielding every sstYield calls.
+func (w *sstFile) add(recs []byte) error {
+	for off, runs := 0, 0; off < len(recs); runs++ {
 		var used C.size_t
-		msg = C.hx_sst_add(f, (*C.char)(unsafe.Pointer(&rep[off])), C.size_t(len(rep)-off), sstRun, &used)
+		if msg := C.hx_sst_add(w.f, (*C.char)(unsafe.Pointer(&recs[off])), C.size_t(len(recs)-off), sstRun, &used); msg != nil {
+			defer C.free(unsafe.Pointer(msg))
+			return fmt.Errorf("write %s: %s", w.path, C.GoString(msg))
+		}
 		if off += int(used); runs%sstYield == sstYield-1 {
 			runtime.Gosched()
 		}
 	}
-	if msg == nil {
-		msg = C.hx_sst_finish(f)
-	}
-	if msg != nil {
-		defer C.free(unsafe.Pointer(msg))
-		return off, fmt.Errorf("write %s: %s", path, C.GoString(msg))
-	}
-	return off, nil
+	return nil
 }
+
+// finish completes w's file.
+func (w *sstFile) finish() error {
+	if msg := C.hx_sst_finish(w.f); msg != nil {
+		defer C.free(unsafe.Pointer(msg))
+		return fmt.Errorf("write %s: %s", w.path, C.GoString(msg))
+	}
+	return nil
+}
+
+// destroy frees w's writer (the file stays).
+func (w *sstFile) destroy() { C.hx_sst_destroy(w.f) }
 
 // ingest hands the finished files to RocksDB in one atomic ingestion.
 func (s *Store) ingest(files []ingestFile) error {

@@ -2,6 +2,7 @@ package rocks
 
 import (
 	"context"
+	"encoding/binary"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/hexstate/hexstate/internal/trietest"
 	"github.com/hexstate/hexstate/trie"
 	"github.com/hexstate/hexstate/vertex"
+	"github.com/linxGnu/grocksdb"
 )
 
 // TestTriePersistsIngested: the batches trie's writer makes are ingestable
@@ -230,5 +232,56 @@ func TestLeafIndexCopyAtBottom(t *testing.T) {
 	}
 	if files[0] != "0" || files[6] == "0" {
 		t.Fatalf("leaf index files per level %v: want them all at the bottom", files)
+	}
+}
+
+// TestIngestFileFromParts: a family's records are handed to the SST writer a
+// part (repPart) at a time, so that the batch representation stays that
+// size whatever the batch's: a batch of several parts per family, a deleted
+// prefix among its leaves, goes in as one file per family and reads back
+// whole.
+func TestIngestFileFromParts(t *testing.T) {
+	st, err := Open(t.TempDir(), &Options{BlockCacheBytes: 4 << 20, IngestBytes: 1, NoCompression: true})
+	trietest.Must(t, err, "Open")
+	defer st.Close()
+	const n = 60_000
+	val := make([]byte, 200)
+	b := &vertex.Batch{LeafPrefixDeletes: [][]byte{make([]byte, 32)}}
+	for id := vertex.ID(1); id <= n; id++ { // ~13 MB of records: 4 parts
+		b.Puts = append(b.Puts, vertex.Record{ID: id, Rec: val})
+		k := make([]byte, 64)
+		k[0] = 1
+		binary.BigEndian.PutUint64(k[56:], uint64(id))
+		b.Leaves = append(b.Leaves, vertex.LeafEntry{Key: k, Val: []byte(strconv.Itoa(int(id)))}) // ~5 MB: 2 parts
+	}
+	trietest.Must(t, st.Write(b), "Write")
+	if st.ingested.Load() != 1 {
+		t.Fatalf("%d writes ingested, want 1", st.ingested.Load())
+	}
+	if kept := len(st.rep.mem.Bytes()); kept > (batchRepHeader+repPart+repSlack)*5/4 {
+		t.Fatalf("the batch representation kept %d bytes, want about a part's (%d)", kept, repPart)
+	}
+	for _, cf := range []*grocksdb.ColumnFamilyHandle{st.cfVertex, st.cfLeaves} {
+		if files := st.db.GetPropertyCF("rocksdb.num-files-at-level6", cf); files != "1" {
+			t.Fatalf("%s: %s files at the bottom level, want 1", cf.Name(), files)
+		}
+	}
+	got := 0
+	trietest.Must(t, st.VertexRange(1, 2*n, func(id vertex.ID, rec []byte) error {
+		if got++; id != vertex.ID(got) || len(rec) != len(val) {
+			t.Fatalf("record %d: vertex %d of %d bytes", got, id, len(rec))
+		}
+		return nil
+	}), "VertexRange")
+	if got != n {
+		t.Fatalf("read back %d records, want %d", got, n)
+	}
+	for _, i := range []int{0, n / 2, n - 1} {
+		l := b.Leaves[i]
+		v, err := st.Leaf(l.Key)
+		trietest.Must(t, err, "Leaf")
+		if string(v) != string(l.Val) {
+			t.Fatalf("leaf %d = %q, want %q", i, v, l.Val)
+		}
 	}
 }

@@ -144,21 +144,36 @@ func (s *Store) EachLeaf(start []byte, fn func(key, val []byte) error) error {
 // shorter than it or sorts below it (keys are at most 64 bytes).
 var leafSpan = slices.Repeat([]byte{0xff}, 65)
 
-// fillLeaves adds b's leaf-index changes to r as records of column family
-// cf, in the order Batch specifies.
-func fillLeaves(r *batchRep, cf uint32, b *vertex.Batch) {
-	if b.LeafReset {
-		r.delRange(cf, nil, leafSpan)
-	}
-	for _, p := range b.LeafPrefixDeletes {
-		// The 64-byte keys starting with p lie in [p 00, p ff*33).
-		r.delRange(cf, append(slices.Clip(p), 0), append(slices.Clip(p), leafSpan[:33]...))
-	}
-	for _, l := range b.Leaves {
-		if l.Val == nil {
-			r.del(cf, l.Key)
-		} else {
-			r.put(cf, l.Key, l.Val)
+// leafFill adds a batch's leaf-index changes to batch representations, in
+// the order Batch specifies, a part at a time: first the index's reset and
+// deleted prefixes (all in the first part), then the leaves.
+type leafFill struct {
+	b     *vertex.Batch
+	cf    uint32 // the column family the records name (0: the default)
+	next  int    // b.Leaves[next] is the first leaf not added
+	begun bool   // the reset and the deleted prefixes are added
+}
+
+// fill adds the next changes to r until r holds limit bytes or more, and
+// reports whether changes remain.
+func (f *leafFill) fill(r *batchRep, limit int) bool {
+	b := f.b
+	if !f.begun {
+		f.begun = true
+		if b.LeafReset {
+			r.delRange(f.cf, nil, leafSpan)
+		}
+		for _, p := range b.LeafPrefixDeletes {
+			// The 64-byte keys starting with p lie in [p 00, p ff*33).
+			r.delRange(f.cf, append(slices.Clip(p), 0), append(slices.Clip(p), leafSpan[:33]...))
 		}
 	}
+	for ; f.next < len(b.Leaves) && len(r.buf) < limit; f.next++ {
+		if l := b.Leaves[f.next]; l.Val == nil {
+			r.del(f.cf, l.Key)
+		} else {
+			r.put(f.cf, l.Key, l.Val)
+		}
+	}
+	return f.next < len(b.Leaves)
 }

@@ -247,7 +247,8 @@ func (s *Store) fill(b *vertex.Batch) {
 		r.put(s.cfAdmin.ID(), adminKey, b.Admin)
 	}
 	if s.cfLeaves != nil { // nil only when read-only: Write refuses before this
-		fillLeaves(r, s.cfLeaves.ID(), b)
+		leaves := leafFill{b: b, cf: s.cfLeaves.ID()}
+		leaves.fill(r, math.MaxInt)
 	}
 }
 
