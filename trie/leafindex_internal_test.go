@@ -31,23 +31,33 @@ func TestLeafValueBytes(t *testing.T) {
 
 // TestMergeLeafChanges: the persist's index changes come out in key order,
 // each key once, a put winning over a deletion of its key, from deletions in
-// unsorted runs with repeats.
+// unsorted runs with repeats; merged in the puts' own array when it has room
+// (leaving the deletions alone), or in a new one.
 func TestMergeLeafChanges(t *testing.T) {
 	key := func(b ...byte) []byte { return b }
-	dels := []vertex.LeafEntry{{Key: key(1)}, {Key: key(4)}, {Key: key(9)}, {Key: key(2)}, {Key: key(4)}, {Key: key(7)}}
-	puts := []vertex.LeafEntry{{Key: key(3), Val: key(30)}, {Key: key(7), Val: key(70)}, {Key: key(8), Val: key(80)}, {Key: key(10), Val: key(100)}}
-	got := mergeLeafChanges(nil, dels, puts)
 	want := []string{"01-", "02-", "03+", "04-", "07+", "08+", "09-", "0a+"}
-	if len(got) != len(want) {
-		t.Fatalf("got %d entries, want %d: %v", len(got), len(want), got)
-	}
-	for i, e := range got {
-		s := hex.EncodeToString(e.Key) + "-"
-		if e.Val != nil {
-			s = hex.EncodeToString(e.Key) + "+"
+	for _, room := range []int{0, 4, 10} {
+		dels := []vertex.LeafEntry{{Key: key(1)}, {Key: key(4)}, {Key: key(9)}, {Key: key(2)}, {Key: key(4)}, {Key: key(7)}}
+		puts := append(make([]vertex.LeafEntry, 0, 4+room), vertex.LeafEntry{Key: key(3), Val: key(30)}, vertex.LeafEntry{Key: key(7), Val: key(70)}, vertex.LeafEntry{Key: key(8), Val: key(80)}, vertex.LeafEntry{Key: key(10), Val: key(100)})
+		grown := false
+		got := mergeLeafChanges(puts, dels, func(n int) []vertex.LeafEntry {
+			grown = true
+			return make([]vertex.LeafEntry, 0, n)
+		})
+		if inPlace := room >= 5; grown == inPlace { // 5 distinct deletions, one of a key put
+			t.Errorf("room for %d more: merged in a new array %v, want %v", room, grown, !inPlace)
 		}
-		if s != want[i] {
-			t.Errorf("entry %d = %s, want %s", i, s, want[i])
+		if len(got) != len(want) {
+			t.Fatalf("room for %d more: got %d entries, want %d: %v", room, len(got), len(want), got)
+		}
+		for i, e := range got {
+			s := hex.EncodeToString(e.Key) + "-"
+			if e.Val != nil {
+				s = hex.EncodeToString(e.Key) + "+"
+			}
+			if s != want[i] {
+				t.Errorf("room for %d more: entry %d = %s, want %s", room, i, s, want[i])
+			}
 		}
 	}
 }

@@ -138,34 +138,58 @@ func (db *DB) leafChanges(changes []change, chain []vertexStore, removed *remova
 	if len(d.dels) == 0 {
 		return d.puts, d.prefix, nil // nothing removed: the puts are the changes
 	}
-	return mergeLeafChanges(manual.Slice[vertex.LeafEntry](db.arena, len(d.dels)+len(d.puts)), d.dels, d.puts), d.prefix, nil
+	return mergeLeafChanges(d.puts, d.dels, func(n int) []vertex.LeafEntry { return manual.Slice[vertex.LeafEntry](db.arena, n) }), d.prefix, nil
 }
 
-// mergeLeafChanges appends the deletions dels and the puts to out as one
-// list in key order, each key once, and returns it. The puts are sorted and
-// distinct already; the deletions come in sorted runs (the old walk's, then
-// the removed slots') that may repeat a key, and a key put again is never
-// among them (where one were, the put would win, as it did when the
-// deletions were applied first).
-func mergeLeafChanges(out, dels, puts []vertex.LeafEntry) []vertex.LeafEntry {
+// mergeLeafChanges merges the deletions dels into puts, as one list in key
+// order, each key once, and returns it. The puts are sorted and distinct
+// already; the deletions come in sorted runs (the old walk's, then the
+// removed slots') that may repeat a key, and a key put again is never among
+// them (where one were, the put would win, as it did when the deletions were
+// applied first).
+//
+// The list is merged from the back into puts' own array when it has room
+// for the deletions (a persist's has room for an entry per change), else
+// into a new slice from grow: a second list of a 64-block persist's entries,
+// beside the first, was ~25 MiB at the writer's peak at 10M accounts
+// (docs/benchmarks.md §10.8).
+func mergeLeafChanges(puts, dels []vertex.LeafEntry, grow func(n int) []vertex.LeafEntry) []vertex.LeafEntry {
 	byKey := func(a, b vertex.LeafEntry) int { return bytes.Compare(a.Key, b.Key) }
 	if !slices.IsSortedFunc(dels, byKey) {
 		slices.SortFunc(dels, byKey)
 	}
 	dels = slices.CompactFunc(dels, func(a, b vertex.LeafEntry) bool { return bytes.Equal(a.Key, b.Key) })
-	for len(dels) > 0 && len(puts) > 0 {
-		switch c := bytes.Compare(dels[0].Key, puts[0].Key); {
-		case c < 0:
-			out = append(out, dels[0])
-			dels = dels[1:]
-		case c == 0:
-			dels = dels[1:]
-		default:
-			out = append(out, puts[0])
-			puts = puts[1:]
-		}
+	n := len(puts) + len(dels)
+	out := puts[:cap(puts)]
+	if cap(puts) < n {
+		out = grow(n)[:n]
+		copy(out, puts)
 	}
-	return append(append(out, dels...), puts...)
+	// out[:i+1] holds the puts not yet placed, and w is where the greatest
+	// entry not yet placed goes. w-i is the deletions not yet placed plus
+	// the ones skipped (a key put): while a deletion is left, w > i, and a
+	// write to out[w] overwrites no put still to be read.
+	i, j, w := len(puts)-1, len(dels)-1, n-1
+	for j >= 0 {
+		if i >= 0 {
+			switch c := bytes.Compare(out[i].Key, dels[j].Key); {
+			case c > 0:
+				out[w] = out[i]
+				i, w = i-1, w-1
+				continue
+			case c == 0:
+				j--
+				continue
+			}
+		}
+		out[w] = dels[j]
+		j, w = j-1, w-1
+	}
+	// The puts left are the least entries; they end just below out[w+1],
+	// which a skipped deletion leaves w-i places above them.
+	skipped := w - i
+	copy(out[skipped:], out[:i+1])
+	return out[skipped:n]
 }
 
 // removedSlots deletes the entries of removed slots, unless the new walk put
