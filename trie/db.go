@@ -100,8 +100,8 @@ type DB struct {
 	// on goroutines of their own (Frame.pack, frameChain.add); the next
 	// Begin puts the new buffers in place (finishPacks).
 	packing []*Frame
-	// chains keeps the indexes of lines of frames nothing reaches any more,
-	// for the next lines (ancestryOf).
+	// chains makes the next line's index ahead, its pages in memory
+	// (ancestryOf).
 	chains *framestore.ChainPool
 	// prefetchIdle is how many more hashes skip the batched prefetch
 	// (prefetch.go).

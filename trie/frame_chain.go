@@ -1,8 +1,6 @@
 package trie
 
 import (
-	"runtime"
-
 	"github.com/hexstate/hexstate/trie/internal/framestore"
 	"github.com/hexstate/hexstate/vertex"
 )
@@ -112,11 +110,10 @@ func (db *DB) finishPacks() {
 // Begin; it happens once per persist interval (a new chain starts with one
 // frame), at a fork, and when the frames persisted below a line outnumber
 // the live ones (a client persisting the bottom of a long chain). A new index
-// is sized for as many IDs as the last one held, so a chain of similar
-// blocks does not regrow it, and comes from db.chains, which holds the
-// indexes of lines nothing reaches any more: its table is memory the process
-// has touched before, not a page fault per page in that one Begin
-// (framestore.ChainPool).
+// is sized for a quarter of the IDs the last one held (nextChainIDs) and
+// grows ahead of need as its frames come; the one a persist asks for is
+// made ahead, its pages in memory (db.chains, framestore.ChainPool), so
+// that Begin takes no page fault per page of it.
 //
 // A vertex a sealed frame gains later (a hash of it that copies an inherited
 // vertex into it to store its key) is not added: a read that misses it finds
@@ -150,11 +147,10 @@ func ancestryOf(db *DB, parent *Frame) ancestry {
 		n += f.vtx.Len()
 		a.first = min(a.first, f.vtx.First()) // the frames' own: a replayed one has no chain
 	}
+	// The index's memory is freed once nothing reaches this line any more
+	// (its frames folded or dropped and unreferenced, the pending write that
+	// read it landed): a cleanup of the index's own.
 	c = &frameChain{index: db.chains.Get(max(n, db.nextChainIDs()))}
-	// The index goes back to the pool once nothing reaches this line any
-	// more: its frames folded or dropped and unreferenced, the pending write
-	// that read it landed.
-	runtime.AddCleanup(c, db.chains.Put, c.index)
 	for i := len(line) - 1; i >= 0; i-- {
 		c.add(line[i])
 	}
@@ -167,9 +163,16 @@ func ancestryOf(db *DB, parent *Frame) ancestry {
 	return a
 }
 
-// nextChainIDs is how many IDs a new line's index is made for: a quarter
-// more than the last line's held. The caller holds db.mu.
-func (db *DB) nextChainIDs() int { return db.lastChainIDs + db.lastChainIDs/4 }
+// nextChainIDs is how many IDs a new line's index is made for: a quarter of
+// what the last line's held. A line begins right after a persist, while the
+// persisted line's index still serves the pending write and the writer's
+// batch is at its largest: the process's peak. The new line holds a few
+// frames then, and its index grows ahead of need (framestore.ChainIndex) as
+// more come, twice over a line like the last, each time on a goroutine of
+// its own. Sized for the whole line, as it was, it added a full line's
+// table to that peak (64 MiB at 10M accounts, docs/benchmarks.md §10.8).
+// The caller holds db.mu.
+func (db *DB) nextChainIDs() int { return db.lastChainIDs / 4 }
 
 // chainAnswer is what an ancestry's index says of an ID (ancestry.find).
 type chainAnswer int

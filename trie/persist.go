@@ -132,7 +132,7 @@ func (db *DB) persistLocked(fr *Frame, block uint64) (built bool, err error) {
 	db.base, db.block, db.root = fr, block, root
 	db.pending = p
 	db.startWrite(p)
-	// The frame after the next begins a new line, whose index is sized like
+	// The frame after the next begins a new line, whose index is sized from
 	// the last one (ancestryOf): have its table ready, in memory.
 	db.chains.Prepare(db.nextChainIDs())
 	return built, nil

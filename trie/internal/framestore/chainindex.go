@@ -30,11 +30,12 @@ import (
 // beside the seq.
 //
 // The table is in memory from manual, outside the Go heap: at 10M accounts a
-// line's index and the pool's spare are 64 MiB each, which the collector
-// would otherwise count twice in the heap it lets grow (docs/design.md §5,
-// "The chain index outside the Go heap"). Its memory is freed by Free (the
-// pool, dropping a spare) or, failing that, once the index is unreachable;
-// every method keeps the index reachable while it reads the table.
+// 64-block line's index is 64 MiB, which the collector would otherwise count
+// twice in the heap it lets grow (docs/design.md §5, "The chain index
+// outside the Go heap"). Its memory is freed by Free (the pool, dropping a
+// spare) or else once the index is unreachable (a line's, when nothing
+// reaches the line any more); every method keeps the index reachable while
+// it reads the table.
 //
 // A line's index grows as its frames come (the first line after Open starts
 // from one frame's IDs and doubles several times), and a growth rehashes
@@ -83,13 +84,6 @@ func (x *ChainIndex) Free() { x.t.free() }
 func (t *chainTable) free() {
 	t.dropGrowth()
 	t.Table.Free()
-}
-
-// reset empties the index, keeping its table's size (a larger table being
-// built is dropped).
-func (x *ChainIndex) reset() {
-	x.t.dropGrowth()
-	x.t.Reset()
 }
 
 // growAheadAdds is how many Adds like the last ahead of need growAhead starts

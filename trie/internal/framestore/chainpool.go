@@ -2,18 +2,19 @@ package framestore
 
 import "sync"
 
-// ChainPool holds spare indexes for lines of frames. A line's index is sized
-// for a whole persist interval of frames (32 MiB of table at 64 blocks of
-// 6,000 writes) and is filled with a frame's changes in one block's Begin,
-// right after a persist. A table allocated there is memory the process has
-// not touched, and the first write to each of its pages is a page fault
-// (15–30 µs each on the benchmark VMs: 100–300 ms for that Begin). A spare's
-// pages are in memory: it is either a table prepared and prefaulted on a
-// goroutine of its own (Prepare, which the trie calls at each persist, a
-// block before the index is needed) or the emptied index of a line nothing
-// reaches any more (Put, which the trie calls from a runtime.AddCleanup on
-// the line: the garbage collector is what proves that no frame and no
-// pending write reads it).
+// ChainPool makes a line of frames' index ahead of need. A line's index is
+// filled with a frame's changes in one block's Begin, right after a persist,
+// and the first write to each page of a table the process has not touched is
+// a page fault (in 4 KiB pages 15–30 µs each on the benchmark VMs: 100–300 ms
+// for that Begin; tables from internal/manual now take transparent huge
+// pages, 2 MiB per fault). Prepare, which the trie calls at each persist, a
+// block before the index is needed, makes the table and writes each of its
+// pages on a goroutine of its own; Get hands it over.
+//
+// It used to keep the emptied indexes of lines nothing reached any more,
+// too, for later lines: resident tables of a whole line's size, one of them
+// idle between persists and at the persist's peak (docs/benchmarks.md
+// §10.8). A line's index is now freed with the line.
 //
 // A ChainPool is safe for concurrent use.
 type ChainPool struct {
@@ -24,8 +25,8 @@ type ChainPool struct {
 	preparing chan struct{}
 }
 
-// poolSpares bounds the indexes a pool keeps.
-const poolSpares = 2
+// poolSpares bounds the indexes a pool keeps: the one Prepare made last.
+const poolSpares = 1
 
 // Get returns an empty index with room for ids IDs: the smallest spare that
 // has room and is at most twice the size of a new one, or a new one. A spare
@@ -48,15 +49,6 @@ func (p *ChainPool) Get(ids int) *ChainIndex {
 	x := p.spare[i]
 	p.spare = append(p.spare[:i], p.spare[i+1:]...)
 	return x
-}
-
-// Put empties x and keeps it for a later Get. The caller must not use x
-// afterwards.
-func (p *ChainPool) Put(x *ChainIndex) {
-	x.reset()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.keepLocked(x)
 }
 
 // Prepare makes a spare with room for ids IDs and its pages in memory, on a
@@ -102,7 +94,7 @@ func (p *ChainPool) fitting(ids int) int {
 }
 
 // keepLocked keeps x as a spare, in place of the oldest when the pool is
-// full (which it frees): the newest spares are sized like the lines of late.
+// full (which it frees): the newest spare is sized like the lines of late.
 // The caller holds p.mu.
 func (p *ChainPool) keepLocked(x *ChainIndex) {
 	if len(p.spare) == poolSpares {

@@ -5,66 +5,42 @@ import (
 	"time"
 
 	"github.com/hexstate/hexstate/internal/manual"
-	"github.com/hexstate/hexstate/vertex"
 )
 
-// TestChainPool: an index put back comes out of Get empty and with its
-// table (no new allocation), Get picks the smallest spare with room and
-// makes a new index when none has room or every one with room is over twice
-// the size it needs, and a full pool keeps its newest spares.
+// TestChainPool: Get returns a spare that has room and is at most twice the
+// size a new index would be, else makes a new one; the pool keeps one
+// spare, the newest, and frees the one it drops at once.
 func TestChainPool(t *testing.T) {
 	var p ChainPool
+	keep := func(x *ChainIndex) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.keepLocked(x)
+	}
 	big := NewChainIndex(100_000)
-	s := New[int](1_000_000)
-	for i := 1; i <= 5000; i++ {
-		s.Set(vertex.ID(i), new(int))
-	}
-	Add(big, &s, 7, nil)
-	slots := big.Slots()
-	p.Put(big)
-	small := NewChainIndex(1000)
-	p.Put(small)
-	if p.Spares() != 2 {
-		t.Fatalf("Spares = %d after two puts, want 2", p.Spares())
-	}
-	if got := p.Get(10); got == small || got == big {
+	keep(big)
+	if got := p.Get(10); got == big || p.Spares() != 1 {
 		t.Fatalf("Get(10) returned a spare more than twice the size of a new index")
 	}
-	if got := p.Get(500); got != small {
-		t.Fatalf("Get(500) did not return the smallest spare with room")
+	if got := p.Get(200_000); got == big || p.Spares() != 1 {
+		t.Fatalf("Get(200000) returned a spare without room for it")
 	}
-	got := p.Get(40_000)
-	if got != big || got.Slots() != slots {
-		t.Fatalf("Get(40000) = %p with %d slots, want the big spare %p with %d", got, got.Slots(), big, slots)
-	}
-	if got.Len() != 0 {
-		t.Fatalf("a spare comes back with %d IDs, want none", got.Len())
-	}
-	if _, ok := got.Get(17); ok {
-		t.Fatalf("a spare comes back holding an ID it held before")
-	}
-	if fresh := p.Get(10); fresh == big || fresh == small || p.Spares() != 0 {
-		t.Fatalf("Get on an empty pool did not make a new index")
+	if got := p.Get(40_000); got != big || got.Len() != 0 || p.Spares() != 0 {
+		t.Fatalf("Get(40000) did not return the spare with room")
 	}
 	if x := p.Get(1 << 20); x.Slots() < 1<<21 {
 		t.Fatalf("Get(1<<20) has %d slots, not room for 1<<20 IDs at half load", x.Slots())
 	}
-	// A full pool keeps its two newest.
-	a, b, c := NewChainIndex(10_000), NewChainIndex(100_000), NewChainIndex(10)
-	p.Put(a)
-	p.Put(b)
-	p.Put(c)
-	if p.Spares() != 2 || p.Get(50_000) != b || p.Get(10) != c || p.Spares() != 0 {
-		t.Fatalf("a full pool did not keep its two newest spares")
-	}
-	// The spare a full pool drops has its memory freed at once.
-	p.Put(NewChainIndex(10))
-	p.Put(NewChainIndex(10))
+	// A full pool keeps the newest, and the spare it drops has its memory
+	// freed at once.
+	keep(NewChainIndex(10))
 	before := manual.Mapped()
-	dropped := NewChainIndex(1 << 16)
-	p.Put(dropped)
-	p.Put(NewChainIndex(10))
-	p.Put(NewChainIndex(10))
+	keep(NewChainIndex(1 << 16))
+	newest := NewChainIndex(10)
+	keep(newest)
+	if p.Spares() != 1 || p.Get(10) != newest {
+		t.Fatalf("a full pool did not keep its newest spare")
+	}
 	if got := manual.Mapped(); got > before+2*4096 {
 		t.Fatalf("manual memory %d after the pool dropped a %d-slot spare, want at most %d", got, 1<<17, before+2*4096)
 	}

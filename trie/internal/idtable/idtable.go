@@ -148,12 +148,6 @@ func (t *Table[V]) Suits(ids int) bool {
 	return t.Fits(ids) && len(t.slots) <= 2*t.slotsFor(ids)
 }
 
-// Reset empties the table, keeping its size.
-func (t *Table[V]) Reset() {
-	clear(t.slots)
-	t.n = 0
-}
-
 // Prefault writes one slot in every 4 KiB of the table, so that its pages
 // are in memory before a burst of Sets, which would otherwise take a page
 // fault per page of a fresh table.
