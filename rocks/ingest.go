@@ -259,7 +259,7 @@ const repSlack = 64 << 10
 // records. The representation is only a way into the SST writer, which
 // copies what it is given: built whole, a 64-block persist's was ~66 MiB,
 // kept resident from one persist to the next, at the process's peak
-// (docs/benchmarks.md §10.8).
+// (docs/benchmarks.md §10.9).
 const repPart = 4 << 20
 
 // sstRun is the number of records writeSST hands to the SST writer per C

@@ -170,7 +170,7 @@ func ancestryOf(db *DB, parent *Frame) ancestry {
 // frames then, and its index grows ahead of need (framestore.ChainIndex) as
 // more come, twice over a line like the last, each time on a goroutine of
 // its own. Sized for the whole line, as it was, it added a full line's
-// table to that peak (64 MiB at 10M accounts, docs/benchmarks.md §10.8).
+// table to that peak (64 MiB at 10M accounts, docs/benchmarks.md §10.9).
 // The caller holds db.mu.
 func (db *DB) nextChainIDs() int { return db.lastChainIDs / 4 }
 

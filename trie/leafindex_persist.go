@@ -152,7 +152,7 @@ func (db *DB) leafChanges(changes []change, chain []vertexStore, removed *remova
 // for the deletions (a persist's has room for an entry per change), else
 // into a new slice from grow: a second list of a 64-block persist's entries,
 // beside the first, was ~25 MiB at the writer's peak at 10M accounts
-// (docs/benchmarks.md §10.8).
+// (docs/benchmarks.md §10.9).
 func mergeLeafChanges(puts, dels []vertex.LeafEntry, grow func(n int) []vertex.LeafEntry) []vertex.LeafEntry {
 	byKey := func(a, b vertex.LeafEntry) int { return bytes.Compare(a.Key, b.Key) }
 	if !slices.IsSortedFunc(dels, byKey) {

@@ -14,7 +14,7 @@ import "sync"
 // It used to keep the emptied indexes of lines nothing reached any more,
 // too, for later lines: resident tables of a whole line's size, one of them
 // idle between persists and at the persist's peak (docs/benchmarks.md
-// §10.8). A line's index is now freed with the line.
+// §10.9). A line's index is now freed with the line.
 //
 // A ChainPool is safe for concurrent use.
 type ChainPool struct {
