@@ -24,7 +24,14 @@ func fiAcc(n uint64) Account {
 
 func fiOpen(t *testing.T, f vertex.Format, workers int) *DB {
 	t.Helper()
-	db, err := Open(NewMemoryBackend(), &Options{Format: f, Workers: workers})
+	return fiOpenWith(t, &Options{Format: f, Workers: workers})
+}
+
+// fiOpenWith opens a database over a memory backend with opts, closed when
+// the test ends.
+func fiOpenWith(t *testing.T, opts *Options) *DB {
+	t.Helper()
+	db, err := Open(NewMemoryBackend(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,9 +17,7 @@ import (
 func TestLoadWarmsCacheWithinItsSize(t *testing.T) {
 	for _, f := range []vertex.Format{vertex.FormatV1, vertex.FormatV2} {
 		t.Run(f.String(), func(t *testing.T) {
-			db, err := Open(NewMemoryBackend(), &Options{Format: f, CacheBytes: 1 << 20})
-			fiMust(t, err)
-			t.Cleanup(func() { db.Close() })
+			db := fiOpenWith(t, &Options{Format: f, CacheBytes: 1 << 20})
 			accs := make([]AccountLeaf, 30000)
 			for i := range accs {
 				accs[i] = AccountLeaf{AddrHash: fiAddr(i), Account: fiAcc(uint64(i + 1))}

@@ -19,17 +19,14 @@ import "sync"
 // A ChainPool is safe for concurrent use.
 type ChainPool struct {
 	mu    sync.Mutex
-	spare []*ChainIndex
+	spare *ChainIndex // the index Prepare made last, if Get has not taken it
 	// preparing is closed when the spare Prepare is making is in the pool;
 	// nil when none is being made.
 	preparing chan struct{}
 }
 
-// poolSpares bounds the indexes a pool keeps: the one Prepare made last.
-const poolSpares = 1
-
-// Get returns an empty index with room for ids IDs: the smallest spare that
-// has room and is at most twice the size of a new one, or a new one. A spare
+// Get returns an empty index with room for ids IDs: the spare, if it has
+// room and is at most twice the size of a new one, or a new one. A spare
 // Prepare is still making is waited for: its goroutine may have had no core
 // while the writer and the blocks had both (its page faults would otherwise
 // be taken again, in Get's caller's Begin).
@@ -42,12 +39,11 @@ func (p *ChainPool) Get(ids int) *ChainIndex {
 		<-ready
 		p.mu.Lock()
 	}
-	i := p.fitting(ids)
-	if i < 0 {
+	if !p.fits(ids) {
 		return NewChainIndex(ids)
 	}
-	x := p.spare[i]
-	p.spare = append(p.spare[:i], p.spare[i+1:]...)
+	x := p.spare
+	p.spare = nil
 	return x
 }
 
@@ -57,7 +53,7 @@ func (p *ChainPool) Get(ids int) *ChainIndex {
 func (p *ChainPool) Prepare(ids int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.preparing != nil || p.fitting(ids) >= 0 {
+	if p.preparing != nil || p.fits(ids) {
 		return
 	}
 	ready := make(chan struct{})
@@ -73,33 +69,26 @@ func (p *ChainPool) Prepare(ids int) {
 	}()
 }
 
-// Spares is how many indexes the pool holds.
+// Spares is how many indexes the pool holds: 0 or 1.
 func (p *ChainPool) Spares() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return len(p.spare)
-}
-
-// fitting returns the position of the smallest spare with room for ids IDs
-// and not too large for them (idtable.Table.Suits), or -1. The caller holds
-// p.mu.
-func (p *ChainPool) fitting(ids int) int {
-	best := -1
-	for i, x := range p.spare {
-		if x.t.Suits(ids) && (best < 0 || x.Slots() < p.spare[best].Slots()) {
-			best = i
-		}
+	if p.spare == nil {
+		return 0
 	}
-	return best
+	return 1
 }
 
-// keepLocked keeps x as a spare, in place of the oldest when the pool is
-// full (which it frees): the newest spare is sized like the lines of late.
-// The caller holds p.mu.
+// fits reports whether the pool has a spare with room for ids IDs and not
+// too large for them (idtable.Table.Suits). The caller holds p.mu.
+func (p *ChainPool) fits(ids int) bool { return p.spare != nil && p.spare.t.Suits(ids) }
+
+// keepLocked keeps x as the spare, in place of the one the pool held (which
+// it frees): the newest spare is sized like the lines of late. The caller
+// holds p.mu.
 func (p *ChainPool) keepLocked(x *ChainIndex) {
-	if len(p.spare) == poolSpares {
-		p.spare[0].Free()
-		p.spare = append(p.spare[:0], p.spare[1:]...)
+	if p.spare != nil {
+		p.spare.Free()
 	}
-	p.spare = append(p.spare, x)
+	p.spare = x
 }
