@@ -105,6 +105,15 @@ func (r *batchRep) put(cf uint32, key, value []byte) {
 	r.str(value)
 }
 
+// putRecord adds a Put of key to what b stores for rec, one of b's Puts'
+// records (vertex.Batch.AppendRecord), in column family cf.
+func (r *batchRep) putRecord(cf uint32, key []byte, b *vertex.Batch, rec []byte) {
+	r.op(tagValue, tagColumnFamilyValue, cf)
+	r.str(key)
+	r.buf = binary.AppendUvarint(r.buf, uint64(b.RecordSize(rec)))
+	r.buf = b.AppendRecord(r.buf, rec)
+}
+
 // del adds a Delete of key in column family cf.
 func (r *batchRep) del(cf uint32, key []byte) {
 	r.op(tagDeletion, tagColumnFamilyDeletion, cf)
@@ -129,7 +138,7 @@ func (r *batchRep) bytes() []byte {
 func repSize(b *vertex.Batch) int {
 	n := 64 + len(b.Admin)
 	for _, r := range b.Puts {
-		n += 16 + len(r.Rec)
+		n += 16 + b.RecordSize(r.Rec)
 	}
 	n += 16 * len(b.Deletes)
 	for _, l := range b.Leaves {

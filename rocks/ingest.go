@@ -154,7 +154,7 @@ func (s *Store) buildIngest(b *vertex.Batch) (files []ingestFile, err error) {
 		f, bottom := family(s.cfVertex, first[:], last[:])
 		puts, dels := b.Puts, b.Deletes
 		if err := s.writeSST(f, bottom, true, func(r *batchRep, limit int) bool {
-			puts, dels = fillVertices(r, puts, dels, limit)
+			puts, dels = fillVertices(r, b, puts, dels, limit)
 			return len(puts) > 0 || len(dels) > 0
 		}); err != nil {
 			return files, err
@@ -230,16 +230,16 @@ func (s *Store) onlyKey(cf *grocksdb.ColumnFamilyHandle) (key []byte, ok bool, e
 	return key, !it.Valid(), it.Err()
 }
 
-// fillVertices adds the records puts and the deletions dels (both sorted)
-// to r in key order, as records of the default family (the file's own
+// fillVertices adds the records puts (b's, as b stores them) and the
+// deletions dels (both sorted) to r in key order, as records of the default family (the file's own
 // family is given at ingestion), until r holds limit bytes or more, and
 // returns what it did not add.
-func fillVertices(r *batchRep, puts []vertex.Record, dels []vertex.ID, limit int) ([]vertex.Record, []vertex.ID) {
+func fillVertices(r *batchRep, b *vertex.Batch, puts []vertex.Record, dels []vertex.ID, limit int) ([]vertex.Record, []vertex.ID) {
 	var k [8]byte
 	for (len(puts) > 0 || len(dels) > 0) && len(r.buf) < limit {
 		if len(dels) == 0 || (len(puts) > 0 && puts[0].ID < dels[0]) {
 			putKey(k[:], puts[0].ID)
-			r.put(0, k[:], puts[0].Rec)
+			r.putRecord(0, k[:], b, puts[0].Rec)
 			puts = puts[1:]
 			continue
 		}

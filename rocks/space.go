@@ -80,7 +80,7 @@ func (sp *space) avail() (uint64, error) {
 func batchCost(b *vertex.Batch) uint64 {
 	n := uint64(len(b.Admin)) + recordOverhead
 	for _, r := range b.Puts {
-		n += uint64(len(r.Rec)) + 8 + recordOverhead
+		n += uint64(b.RecordSize(r.Rec)) + 8 + recordOverhead
 	}
 	n += uint64(len(b.Deletes)) * (8 + recordOverhead)
 	for _, l := range b.Leaves {

@@ -237,7 +237,7 @@ func (s *Store) fill(b *vertex.Batch) {
 	cf := s.cfVertex.ID()
 	for _, rec := range b.Puts {
 		putKey(k[:], rec.ID)
-		r.put(cf, k[:], rec.Rec)
+		r.putRecord(cf, k[:], b, rec.Rec)
 	}
 	for _, id := range b.Deletes {
 		putKey(k[:], id)

@@ -317,7 +317,7 @@ func (db *DB) journalEntry(fr *Frame, block uint64) (e *journal.Entry, wait bool
 	// Without children's keys: they make most of a branch record's bytes,
 	// and a frame recovered after a crash can afford to re-read a branch's
 	// children the first time it is re-hashed.
-	e.Puts, e.Deletes = encodeChanges(fr.vtx.Each, make([]vertex.Record, 0, fr.vtx.Len()), heapRoom, false, false)
+	e.Puts, e.Deletes = encodeChanges(fr.vtx.Each, make([]vertex.Record, 0, fr.vtx.Len()), heapRoom, false)
 	return e, false, nil
 }
 

@@ -64,7 +64,7 @@ func (m *memoryBackend) Write(b *vertex.Batch) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, r := range b.Puts {
-		m.recs[r.ID] = slices.Clone(r.Rec)
+		m.recs[r.ID] = b.AppendRecord(make([]byte, 0, b.RecordSize(r.Rec)), r.Rec) // never nil: an empty record is present
 	}
 	for _, id := range b.Deletes {
 		delete(m.recs, id)

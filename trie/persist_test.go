@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/hexstate/hexstate/internal/trietest"
+	"github.com/hexstate/hexstate/vertex"
 )
 
 // This file checks what survives a persist, a close and a reopen, on the memory
@@ -46,6 +47,48 @@ func TestPersistChildKeys(t *testing.T) {
 		t.Logf("%v: %d reads with children's keys, %d without", f, reads[false], reads[true])
 		if reads[false]*10 > reads[true]*7 {
 			t.Fatalf("%v: children's keys saved too little: %d reads with, %d without", f, reads[false], reads[true])
+		}
+	}
+}
+
+// TestPersistCachesChildKeys: with keys once, the store gets each key once
+// but the vertex cache keeps the branches a persist wrote with their
+// children's keys, so re-hashing updates to them on the same DB looks up no
+// more vertices than a cold DB whose records all carry their children's keys
+// (the updated paths), not their siblings too.
+func TestPersistCachesChildKeys(t *testing.T) {
+	// lookups opens a store of 4000 keys with records, on which it updates
+	// 300 keys and re-hashes, warm (on the DB that persisted them) or cold
+	// (reopened), and returns the cache's lookups (hits and misses) the
+	// update and hash made.
+	lookups := func(f vertex.Format, records vertex.Records, cold bool) uint64 {
+		s := trietest.NewStore(t, trietest.Memory)
+		s.Records = records
+		db := s.Open(f)
+		trietest.BuildKeys(t, db, 4000)
+		trietest.Must(t, db.Flush(), "Flush")
+		if cold {
+			db = s.Reopen(db, f)
+		}
+		before := db.CacheStats()
+		fr := db.Begin()
+		for i := 0; i < 300; i++ {
+			if err := trietest.G(fr).Put(trietest.GenKey(i*13%4000), []byte("changed")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := trietest.G(fr).Hash(); err != nil {
+			t.Fatal(err)
+		}
+		d := db.CacheStats()
+		return d.Hits + d.Misses - before.Hits - before.Misses
+	}
+	for _, f := range trietest.Formats {
+		warm := lookups(f, trietest.RecordsOf(true), false)
+		copies := lookups(f, trietest.RecordsOf(false), true)
+		t.Logf("%v: %d lookups after the persist, %d cold with children's keys stored", f, warm, copies)
+		if warm > copies {
+			t.Fatalf("%v: %d lookups re-hashing on the persisting DB, %d on a cold one with children's keys stored: the cache lost the children's keys", f, warm, copies)
 		}
 	}
 }

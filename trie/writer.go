@@ -52,10 +52,6 @@ type pendingWrite struct {
 	// the arena's or the stores' (see encodeChanges), so the stores live as
 	// long as it does.
 	batch *vertex.Batch
-	// cached holds, with keys once, the records the cache gets instead of the
-	// batch's for branches whose children's keys are known: the batch's
-	// records with those keys (see hotRecords). Sorted by ID.
-	cached []vertex.Record
 	// removed says where the folded frames may have removed state leaves.
 	removed removals
 }
@@ -105,30 +101,30 @@ func (p *pendingWrite) storeOf(id vertex.ID) (int, uint32) {
 // encode merges the stores' changes into one batch with the admin record and,
 // when the database has a leaf index, the index's changes, giving way to the
 // blocks through the writer's pace.
+//
+// With keys once (db.noChild) the batch's branch records keep the children's
+// keys their last hash left in memory and the backend strips them
+// (vertex.Batch.StripChildKeys): the store gets each key once, but the cache,
+// which takes the batch's records when the write lands, keeps what the next
+// re-hash of a branch written now — a branch near the root is re-hashed in
+// nearly every block — would otherwise read its children for
+// (docs/design.md "Each key once"). A packed frame's record is that record
+// already and is referred to, not copied.
 func (db *DB) encode(p *pendingWrite, pace *pacer) (*vertex.Batch, error) {
 	a := admin{format: db.format, records: db.records, top: p.top, block: p.block, root: p.root}
-	batch := &vertex.Batch{Admin: a.encode()}
+	batch := &vertex.Batch{Admin: a.encode(), StripChildKeys: db.noChild}
 	changes, free := chainChanges(p.stores, pace)
 	defer free()
 	// The batch's slices live in the arena, outside the heap, as the records
 	// they point to do: the collections that run beside the writer would
-	// otherwise scan them (docs/design.md §7, "The writer's slices"). One
-	// pass over the changes makes both the batch's records and the cache's.
-	var hot hotRecords
-	if db.noChild {
-		hot = hotRecords{out: manual.Slice[vertex.Record](db.arena, len(changes)), room: recordRoom{room: db.arena.Buffer}}
-	}
+	// otherwise scan them (docs/design.md §7, "The writer's slices").
 	batch.Puts, batch.Deletes = encodeChanges(func(yield func(vertex.ID, *node, []byte)) {
 		for i := range changes {
 			v, rec := changes[i].version(p.stores)
 			yield(changes[i].id, v, rec)
-			if db.noChild {
-				hot.add(changes[i].id, v, rec)
-			}
 			pace.tick()
 		}
-	}, manual.Slice[vertex.Record](db.arena, len(changes)), db.arena.Buffer, !db.noChild, true)
-	p.cached = hot.out
+	}, manual.Slice[vertex.Record](db.arena, len(changes)), db.arena.Buffer, true)
 	if db.leafIdx {
 		var err error
 		if batch.Leaves, batch.LeafPrefixDeletes, err = db.leafChanges(changes, p.stores, &p.removed, pace); err != nil {
@@ -138,64 +134,29 @@ func (db *DB) encode(p *pendingWrite, pace *pacer) (*vertex.Batch, error) {
 	return batch, nil
 }
 
-// hotRecords collects, for the cache, the changed branches that know their
-// children's keys (a hash left them in memory), with those keys: the store
-// gets each key once, but the cache keeps what the next re-hash of a branch
-// written now — a branch near the root is re-hashed in nearly every block —
-// would otherwise read its children for (docs/design.md "Each key once").
-// A packed record is that record already, and is referred to; a vertex is
-// encoded into the arena.
-type hotRecords struct {
-	out  []vertex.Record // sorted by ID when added in ID order
-	room recordRoom      // the arena's
-}
-
-// add adds the change of id to v (a vertex, or a packed record rec) when it
-// is such a branch.
-func (h *hotRecords) add(id vertex.ID, v *node, rec []byte) {
-	if rec != nil {
-		if vertex.HasChildKeys(rec) {
-			h.out = append(h.out, vertex.Record{ID: id, Rec: rec})
-		}
-		return
-	}
-	if v == nil || v.Kind != vertex.Branch || v.ChildKeys == nil || v.stale != 0 || !v.Key.IsHash() {
-		return
-	}
-	h.out = append(h.out, vertex.Record{ID: id, Rec: h.room.keep(v.encode(h.room.next(), true))})
-}
-
 // encodeChanges encodes the changes each yields (a vertex, or a packed
-// frame's record; neither: the ID is deleted), with the vertices' children's
-// keys when childKeys, into buffers from room (each with room for at least
-// the bytes asked for, as manual.Arena.Buffer), and appends the records to
-// puts (with room for them all, where the caller knows how many). With share, a packed
-// record written as it is is referred to, not copied: the records are then
-// valid as long as the records each yielded. A persist's batch (shared: the
-// pending write keeps its stores until the write lands) and a journal entry
-// are made by it.
-func encodeChanges(each func(yield func(vertex.ID, *node, []byte)), puts []vertex.Record, room func(n int) []byte, childKeys, share bool) ([]vertex.Record, []vertex.ID) {
+// frame's record; neither: the ID is deleted) into buffers from room (each
+// with room for at least the bytes asked for, as manual.Arena.Buffer), and
+// appends the records to puts (with room for them all, where the caller
+// knows how many). For a persist's batch (shared) the records keep the
+// children's keys the vertices know and a packed record is referred to, not
+// copied: the records are then valid as long as the records each yielded
+// (the pending write keeps its stores until the write lands). For a journal
+// entry (not shared) they are encoded without children's keys.
+func encodeChanges(each func(yield func(vertex.ID, *node, []byte)), puts []vertex.Record, room func(n int) []byte, shared bool) ([]vertex.Record, []vertex.ID) {
 	r := recordRoom{room: room}
 	var deletes []vertex.ID
 	each(func(id vertex.ID, v *node, rec []byte) {
-		if rec != nil && share && (childKeys || !vertex.HasChildKeys(rec)) {
-			puts = append(puts, vertex.Record{ID: id, Rec: rec})
-			return
-		}
-		if rec == nil && v == nil {
-			deletes = append(deletes, id)
-			return
-		}
-		b := r.next()
 		switch {
-		case rec != nil && childKeys:
-			b = append(b, rec...)
+		case rec != nil && shared:
+			puts = append(puts, vertex.Record{ID: id, Rec: rec})
 		case rec != nil:
-			b = vertex.AppendWithoutChildKeys(b, rec)
+			puts = append(puts, vertex.Record{ID: id, Rec: r.keep(vertex.AppendWithoutChildKeys(r.next(), rec))})
+		case v != nil:
+			puts = append(puts, vertex.Record{ID: id, Rec: r.keep(v.encode(r.next(), shared))})
 		default:
-			b = v.encode(b, childKeys)
+			deletes = append(deletes, id)
 		}
-		puts = append(puts, vertex.Record{ID: id, Rec: r.keep(b)})
 	})
 	return puts, deletes
 }
@@ -253,7 +214,7 @@ func (p *pendingWrite) load(id vertex.ID) (*node, bool) {
 
 // dropEncoded lets go of p's encoded batch, once nothing reads it: the
 // write landed, or the database is closing.
-func (p *pendingWrite) dropEncoded() { p.batch, p.cached = nil, nil }
+func (p *pendingWrite) dropEncoded() { p.batch = nil }
 
 // inPending reports whether a pending write holds a version of id. The caller
 // holds db.mu.
@@ -325,20 +286,13 @@ func (db *DB) write(p *pendingWrite, done chan struct{}) {
 // millisecond, before the writer yields.
 const cacheRun = 4096
 
-// updateCache puts the records p wrote into the cache (those of p.cached
-// instead where it has them) and drops the IDs it deleted, cacheRun at a
-// time, yielding (pace) between runs.
+// updateCache puts the batch's records into the cache (with the children's
+// keys the backend stripped, see encode) and drops the IDs it deleted,
+// cacheRun at a time, yielding (pace) between runs.
 func (db *DB) updateCache(p *pendingWrite, pace *pacer) {
-	hot, puts, dels := p.cached, p.batch.Puts, p.batch.Deletes
-	run := make([]vertex.Record, 0, min(cacheRun, len(puts)))
+	puts, dels := p.batch.Puts, p.batch.Deletes
 	for len(puts) > 0 || len(dels) > 0 {
-		run = run[:0]
-		for _, r := range puts[:min(cacheRun, len(puts))] {
-			if len(hot) > 0 && hot[0].ID == r.ID {
-				r, hot = hot[0], hot[1:]
-			}
-			run = append(run, r)
-		}
+		run := puts[:min(cacheRun, len(puts))]
 		puts = puts[len(run):]
 		d := dels[:min(cacheRun-len(run), len(dels))]
 		dels = dels[len(d):]

@@ -22,6 +22,31 @@ type Batch struct {
 	// would be flushed to files and compacted once more. It changes how b
 	// is written, not what.
 	Load bool
+
+	// StripChildKeys says Puts' branch records may carry their children's
+	// keys (HasChildKeys) and are stored without them: a backend writes
+	// each record as AppendRecord makes it. A writer that keeps the records
+	// with the keys for itself (trie's vertex cache) so needs no second,
+	// stripped copy of them.
+	StripChildKeys bool
+}
+
+// AppendRecord appends to dst the bytes a backend stores for rec, one of b's
+// Puts' records: rec itself, or without its children's keys when
+// b.StripChildKeys (AppendWithoutChildKeys).
+func (b *Batch) AppendRecord(dst, rec []byte) []byte {
+	if b.StripChildKeys {
+		return AppendWithoutChildKeys(dst, rec)
+	}
+	return append(dst, rec...)
+}
+
+// RecordSize returns the length of what AppendRecord appends for rec.
+func (b *Batch) RecordSize(rec []byte) int {
+	if b.StripChildKeys {
+		return len(rec) - ChildKeysSize(rec)
+	}
+	return len(rec)
 }
 
 // LeafEntry is one change of the leaf index: Val is the new value, nil deletes

@@ -41,3 +41,39 @@ func TestAppendWithoutChildKeys(t *testing.T) {
 		t.Fatalf("%d samples with child keys, want 3", withKeys)
 	}
 }
+
+// TestBatchAppendRecord checks that a batch that strips children's keys
+// stores a branch record with them as AppendWithoutChildKeys makes it, and
+// any other record, or any record of a batch that does not strip, as it is,
+// with RecordSize the length stored.
+func TestBatchAppendRecord(t *testing.T) {
+	keys := &[16]hashkey.Key{2: hashkey.HashKey(hashkey.EmptyCodeHash), 5: hashkey.HashKey(hashkey.EmptyRoot)}
+	branch := Encode(nil, &Vertex{Kind: Branch, Used: 0x0024, Base: 1 << 20, Key: hashkey.HashKey(hashkey.EmptyRoot), ChildKeys: PackChildKeys(nil, 0x0024, keys)})
+	if !HasChildKeys(branch) {
+		t.Fatalf("sample branch %x has no child keys", branch)
+	}
+	for _, rec := range append([][]byte{branch}, func() (out [][]byte) {
+		for _, v := range sampleVertices() {
+			out = append(out, Encode(nil, v))
+		}
+		return out
+	}()...) {
+		for _, strip := range []bool{false, true} {
+			b := &Batch{StripChildKeys: strip}
+			want := rec
+			if strip {
+				want = AppendWithoutChildKeys(nil, rec)
+			}
+			got := b.AppendRecord([]byte{0xee}, rec)
+			if got[0] != 0xee || !bytes.Equal(got[1:], want) {
+				t.Fatalf("strip %v: AppendRecord(%x) = %x, want %x", strip, rec, got[1:], want)
+			}
+			if n := b.RecordSize(rec); n != len(want) {
+				t.Fatalf("strip %v: RecordSize(%x) = %d, want %d", strip, rec, n, len(want))
+			}
+		}
+	}
+	if got := (&Batch{StripChildKeys: true}).RecordSize(branch); got >= len(branch) {
+		t.Fatalf("stripped branch record of %d bytes, the record with keys %d", got, len(branch))
+	}
+}

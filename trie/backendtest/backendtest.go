@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/hexstate/hexstate/hashkey"
 	"github.com/hexstate/hexstate/trie"
 	"github.com/hexstate/hexstate/vertex"
 )
@@ -33,6 +34,7 @@ func Run(t *testing.T, open func(t *testing.T) trie.Backend) {
 	t.Run("VertexRange", func(t *testing.T) { testVertexRange(t, fresh(t)) })
 	t.Run("VertexRangeStop", func(t *testing.T) { testVertexRangeStop(t, fresh(t)) })
 	t.Run("LargeRecords", func(t *testing.T) { testLargeRecords(t, fresh(t)) })
+	t.Run("StripChildKeys", func(t *testing.T) { testStripChildKeys(t, fresh(t)) })
 	t.Run("Stats", func(t *testing.T) { testStats(t, fresh(t)) })
 	t.Run("ConcurrentReads", func(t *testing.T) { testConcurrentReads(t, fresh(t)) })
 	t.Run("Leaves", func(t *testing.T) { testLeaves(t, fresh(t)) })
@@ -310,6 +312,29 @@ func testLargeRecords(t *testing.T, b trie.Backend) {
 		t.Fatalf("Vertex(3) = %d bytes, %v; want the %d bytes written", len(got), err, len(big))
 	}
 	wantRange(t, b, 3, 2, map[vertex.ID]string{3: string(big), 4: "0"})
+}
+
+// testStripChildKeys writes branch records with their children's keys in a
+// batch that strips them: the store holds them without (by Vertex and
+// VertexRange), other records as they are.
+func testStripChildKeys(t *testing.T, b trie.Backend) {
+	keys := &[16]hashkey.Key{1: hashkey.HashKey(hashkey.EmptyCodeHash), 7: hashkey.HashKey(hashkey.EmptyRoot)}
+	var puts []vertex.Record
+	want := map[vertex.ID]string{}
+	for i := range 3 {
+		id := vertex.ID(16 + i)
+		rec := vertex.Encode(nil, &vertex.Vertex{Kind: vertex.Branch, Used: 0x0082, Base: vertex.ID(1000 + 16*i), Key: hashkey.HashKey(hashkey.EmptyRoot), ChildKeys: vertex.PackChildKeys(nil, 0x0082, keys)})
+		if !vertex.HasChildKeys(rec) {
+			t.Fatalf("sample branch %x has no child keys", rec)
+		}
+		puts = append(puts, vertex.Record{ID: id, Rec: rec})
+		want[id] = string(vertex.AppendWithoutChildKeys(nil, rec))
+	}
+	puts = append(puts, vertex.Record{ID: 19, Rec: []byte("plain")})
+	want[19] = "plain"
+	mustWrite(t, b, &vertex.Batch{Puts: puts, StripChildKeys: true})
+	wantRecords(t, b, want)
+	wantRange(t, b, 16, 4, want)
 }
 
 func testStats(t *testing.T, b trie.Backend) {
