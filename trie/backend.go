@@ -24,7 +24,9 @@ type Backend interface {
 	Admin() ([]byte, error)
 
 	// Write applies b atomically: after a crash the store holds either everything
-	// b wrote or nothing of it. It must not keep b or its slices: callers reuse
+	// b wrote or nothing of it. It stores each of b.Puts' records as
+	// b.AppendRecord makes it (without children's keys when
+	// b.StripChildKeys). It must not keep b or its slices: callers reuse
 	// them.
 	Write(b *vertex.Batch) error
 
