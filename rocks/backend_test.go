@@ -63,7 +63,7 @@ func TestTrieOnRocks(t *testing.T) {
 			t.Fatalf("Account(%v) = %+v, %v, %v; want %+v", key(i), got, ok, err, val(i))
 		}
 	}
-	if st := db.BackendStats(); st.PointReads+st.RangeReads == 0 {
+	if st := db.BackendStats(); st.Reads() == 0 {
 		t.Fatalf("no backend reads after reopen: %+v", st)
 	}
 }

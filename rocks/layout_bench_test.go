@@ -91,6 +91,8 @@ func BenchmarkLayout(b *testing.B) {
 				rs := trietest.StatsDiff(db.BackendStats(), rs0)
 				reads.PointReads += rs.PointReads
 				reads.RangeReads += rs.RangeReads
+				reads.BatchReads += rs.BatchReads
+				reads.BatchKeys += rs.BatchKeys
 				reads.Records += rs.Records
 				for name, old := range roots {
 					if old != root {
@@ -106,6 +108,8 @@ func BenchmarkLayout(b *testing.B) {
 			b.ReportMetric(per(blocks.DataBlockReads), "data-blocks/op")
 			b.ReportMetric(per(reads.PointReads), "point-reads/op")
 			b.ReportMetric(per(reads.RangeReads), "range-reads/op")
+			b.ReportMetric(per(reads.BatchReads), "batch-reads/op")
+			b.ReportMetric(per(reads.BatchKeys), "batch-keys/op")
 			b.ReportMetric(per(reads.Records), "records/op")
 			b.ReportMetric(per(blocks.FileReadBytes)/(1<<20), "file-MiB/op")
 		})

@@ -3,6 +3,7 @@ package rocks
 import (
 	"bytes"
 	"errors"
+	"reflect"
 	"testing"
 	"unsafe"
 
@@ -15,6 +16,18 @@ import (
 func TestNativeIteratorLayout(t *testing.T) {
 	if got := unsafe.Sizeof(grocksdb.Iterator{}); got != unsafe.Sizeof(uintptr(0)) {
 		t.Fatalf("grocksdb.Iterator is %d bytes, want one pointer: nativeIterator must change with the grocksdb version", got)
+	}
+}
+
+// TestNativeHandleLayout guards the assumption of Vertices and the ingest
+// path about grocksdb's DB, ReadOptions and ColumnFamilyHandle: the native
+// pointer is each struct's first field.
+func TestNativeHandleLayout(t *testing.T) {
+	for _, v := range []any{grocksdb.DB{}, grocksdb.ReadOptions{}, grocksdb.ColumnFamilyHandle{}} {
+		typ := reflect.TypeOf(v)
+		if f := typ.Field(0); f.Name != "c" || f.Type.Kind() != reflect.Pointer || f.Offset != 0 {
+			t.Fatalf("grocksdb.%s's first field is %s %v: the native pointer must be read another way for this grocksdb version", typ.Name(), f.Name, f.Type)
+		}
 	}
 }
 

@@ -42,6 +42,7 @@ type Store struct {
 	ingestSplit int // ingestFileBytes; tests make it smaller
 
 	pointReads, rangeReads, records, leafReads atomic.Uint64
+	batchReads, batchKeys                      atomic.Uint64
 	ingested                                   atomic.Uint64 // Writes that went in as ingested files
 }
 
@@ -253,12 +254,15 @@ func (s *Store) fill(b *vertex.Batch) {
 }
 
 // Stats returns the reads served since Open: Vertex calls (PointReads),
-// VertexRange calls (RangeReads) and the records they returned (Records).
+// VertexRange calls (RangeReads), Vertices calls and their IDs (BatchReads,
+// BatchKeys) and the records they returned (Records).
 // It works after Close too.
 func (s *Store) Stats() vertex.ReadStats {
 	return vertex.ReadStats{
 		PointReads: s.pointReads.Load(),
 		RangeReads: s.rangeReads.Load(),
+		BatchReads: s.batchReads.Load(),
+		BatchKeys:  s.batchKeys.Load(),
 		Records:    s.records.Load(),
 		LeafReads:  s.leafReads.Load(),
 	}

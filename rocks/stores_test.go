@@ -56,7 +56,7 @@ func TestPersistDeletesAcrossBlocks(t *testing.T) { trietest.PersistDeletesAcros
 
 func TestPersistKeepsCache(t *testing.T) { trietest.PersistKeepsCache(t, rocksStore) }
 
-func TestPersistV2RangeReads(t *testing.T) { trietest.PersistV2RangeReads(t, rocksStore) }
+func TestPersistV2GroupReads(t *testing.T) { trietest.PersistV2GroupReads(t, rocksStore) }
 
 // From trie/badinput_test.go.
 func TestBadVertexRecord(t *testing.T) { trietest.BadVertexRecord(t, rocksStore) }

@@ -20,6 +20,13 @@ type Backend interface {
 	// stops the walk and is returned.
 	VertexRange(first vertex.ID, n int, fn func(id vertex.ID, rec []byte) error) error
 
+	// Vertices looks ids up in one batch (RocksDB's MultiGet) and calls fn
+	// for each in order with its record, nil when there is none; rec is only
+	// valid during the call. It reads a v2 branch's used child slots where
+	// VertexRange would read every level of an LSM store whose files overlap
+	// the group. An error from fn stops it and is returned.
+	Vertices(ids []vertex.ID, fn func(i int, rec []byte) error) error
+
 	// Admin returns the admin record, or (nil, nil) for a store never written.
 	Admin() ([]byte, error)
 

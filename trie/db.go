@@ -3,6 +3,7 @@ package trie
 import (
 	"errors"
 	"fmt"
+	"math/bits"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -385,22 +386,22 @@ func (db *DB) decodeBelowInto(r *nodeRoom, id vertex.ID, rec []byte, top vertex.
 	return v, nil
 }
 
-// prefetchChildren loads the persisted children of a format-v2 branch in one range
-// read over its 16 slots when two or more of them are neither in fr's frames nor
-// cached. (A format-v1 branch's children are scattered: they are read one by one.)
+// prefetchChildren loads the persisted children of a format-v2 branch in one
+// batch when two or more of them are neither in fr's frames nor cached. (A
+// format-v1 branch's children are scattered: they are read one by one.)
 func (db *DB) prefetchChildren(fr *Frame, v *node) error {
 	if v.Kids != nil || v.Used == 0 || v.Base >= fr.vtx.First() {
 		return nil // v1, or slots allocated by fr itself: nothing of them is stored
 	}
-	missing := 0
+	var missing uint16
 	for n := 0; n < 16; n++ {
 		id := v.Base + vertex.ID(n)
 		if v.Used&(1<<n) != 0 && !fr.inFrames(id) && !db.inPending(id) && !db.cache.Contains(id) {
-			missing++
+			missing |= 1 << n
 		}
 	}
-	if missing < 2 {
+	if bits.OnesCount16(missing) < 2 {
 		return nil
 	}
-	return db.readInto(readTask{first: v.Base, n: vertex.BranchSlots})
+	return db.readInto(readTask{first: v.Base, n: vertex.BranchSlots, used: missing})
 }

@@ -19,7 +19,9 @@ type memoryBackend struct {
 	leafRd atomic.Uint64
 	point  atomic.Uint64
 	ranges atomic.Uint64
-	count  atomic.Uint64
+	// batches and batchKeys count Vertices calls and their IDs.
+	batches, batchKeys atomic.Uint64
+	count              atomic.Uint64
 }
 
 // NewMemoryBackend returns an empty in-memory Backend.
@@ -37,6 +39,25 @@ func (m *memoryBackend) Vertex(id vertex.ID) ([]byte, error) {
 	}
 	m.count.Add(1)
 	return slices.Clone(r), nil
+}
+
+func (m *memoryBackend) Vertices(ids []vertex.ID, fn func(int, []byte) error) error {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	m.batches.Add(1)
+	m.batchKeys.Add(uint64(len(ids)))
+	for i, id := range ids {
+		r, ok := m.recs[id]
+		if ok {
+			m.count.Add(1)
+		} else {
+			r = nil
+		}
+		if err := fn(i, r); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (m *memoryBackend) VertexRange(first vertex.ID, n int, fn func(vertex.ID, []byte) error) error {
@@ -77,7 +98,7 @@ func (m *memoryBackend) Write(b *vertex.Batch) error {
 }
 
 func (m *memoryBackend) Stats() vertex.ReadStats {
-	return vertex.ReadStats{PointReads: m.point.Load(), RangeReads: m.ranges.Load(), Records: m.count.Load(), LeafReads: m.leafRd.Load()}
+	return vertex.ReadStats{PointReads: m.point.Load(), RangeReads: m.ranges.Load(), BatchReads: m.batches.Load(), BatchKeys: m.batchKeys.Load(), Records: m.count.Load(), LeafReads: m.leafRd.Load()}
 }
 
 // Close does nothing: the records live as long as the backend value, so a DB

@@ -50,11 +50,15 @@ func (db *DB) prefetchDue() bool {
 	}
 }
 
-// readTask is one read of a prefetch: n records from first; with pin, the
-// branches among them are pinned in the cache (Prefetch's pinDepth).
+// readTask is one read of a prefetch: n records from first, or with used
+// the slots of the v2 group at first that used marks (its branch's used
+// slots: a point lookup each, in one batch, which an LSM store answers from
+// the levels that hold them where a range read reads every level); with pin,
+// the branches among them are pinned in the cache (Prefetch's pinDepth).
 type readTask struct {
 	first vertex.ID
 	n     int
+	used  uint16
 	pin   bool
 }
 
@@ -110,7 +114,7 @@ func (fr *Frame) prefetchDirty(id vertex.ID, workers int) error {
 			case v.Kids != nil:
 				tasks = append(tasks, readTask{first: c, n: 1})
 			case !ranged:
-				tasks = append(tasks, readTask{first: v.Base, n: vertex.BranchSlots})
+				tasks = append(tasks, readTask{first: v.Base, n: vertex.BranchSlots, used: v.Used})
 				ranged = true
 			}
 		}
@@ -209,6 +213,25 @@ func (db *DB) cacheRead(id vertex.ID, rec []byte, pin bool) {
 
 // readInto reads one task's records into the cache.
 func (db *DB) readInto(t readTask) error {
+	if t.used != 0 {
+		var buf [vertex.BranchSlots]vertex.ID
+		ids := buf[:0]
+		for n := 0; n < vertex.BranchSlots; n++ {
+			if t.used&(1<<n) != 0 {
+				ids = append(ids, t.first+vertex.ID(n))
+			}
+		}
+		err := db.backend.Vertices(ids, func(i int, rec []byte) error {
+			if rec != nil {
+				db.cacheRead(ids[i], rec, t.pin)
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("trie: reading children of branch at base %d: %w", t.first, err)
+		}
+		return nil
+	}
 	if t.n == 1 {
 		rec, err := db.backend.Vertex(t.first)
 		if err != nil {

@@ -30,8 +30,8 @@ func TestPrefetchColdHash(t *testing.T) {
 			}
 			trietest.CheckRoot(t, fr, f, m, "cold block")
 			d := trietest.StatsDiff(db.BackendStats(), before)
-			if f == vertex.FormatV2 && d.RangeReads == 0 {
-				t.Errorf("%v, %d workers: no range read re-hashing a cold keys-once store: %+v", f, workers, d)
+			if f == vertex.FormatV2 && d.BatchReads == 0 {
+				t.Errorf("%v, %d workers: no group read re-hashing a cold keys-once store: %+v", f, workers, d)
 			}
 			trietest.Must(t, db.Persist(fr, 2), "Persist")
 			db = s.Reopen(db, f)
@@ -62,7 +62,7 @@ func TestPrefetchPinsAccountBranches(t *testing.T) {
 		before := db.BackendStats()
 		trietest.Must(t, db.Begin().Prefetch(accts, slots), "Prefetch")
 		d := trietest.StatsDiff(db.BackendStats(), before)
-		return db.CacheStats().Pinned, d.RangeReads + d.PointReads
+		return db.CacheStats().Pinned, d.Reads()
 	}
 	byAccount, accountReads := prefetch(accts, nil)
 	bySlot, slotReads := prefetch(nil, slots)

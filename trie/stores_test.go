@@ -45,7 +45,7 @@ func TestPersistDeletesAcrossBlocks(t *testing.T) {
 
 func TestPersistKeepsCache(t *testing.T) { trietest.PersistKeepsCache(t, trietest.Memory) }
 
-func TestPersistV2RangeReads(t *testing.T) { trietest.PersistV2RangeReads(t, trietest.Memory) }
+func TestPersistV2GroupReads(t *testing.T) { trietest.PersistV2GroupReads(t, trietest.Memory) }
 
 // From trie/badinput_test.go.
 func TestBadVertexRecord(t *testing.T) { trietest.BadVertexRecord(t, trietest.Memory) }

@@ -72,8 +72,15 @@ type Record struct {
 type ReadStats struct {
 	PointReads uint64 // single-record lookups
 	RangeReads uint64 // range reads ([first, first+n) scans)
-	Records    uint64 // records returned by either
+	// BatchReads counts the batched lookups of several IDs (a v2 group's
+	// used slots) and BatchKeys the IDs they looked up, found or not.
+	BatchReads, BatchKeys uint64
+	Records               uint64 // records returned by any of them
 	// LeafReads counts the keys looked up in the leaf index (Leaf and
 	// Leaves), found or not.
 	LeafReads uint64
 }
+
+// Reads returns the backend calls that read vertex records: point, range
+// and batch reads.
+func (s ReadStats) Reads() uint64 { return s.PointReads + s.RangeReads + s.BatchReads }

@@ -166,10 +166,10 @@ func (h *hexSide) StatsLine() string {
 	d := s.Sub(h.before)
 	c := h.db.CacheStats()
 	r := h.db.BackendStats()
-	return fmt.Sprintf("rocks: data blocks read %d, hit %d, read %s; index/filter reads %d/%d; file reads %d (%s); filter-useful %d | vertex cache: hits %d, misses %d, %d entries (%s) | backend: point %d, range %d, records %d",
+	return fmt.Sprintf("rocks: data blocks read %d, hit %d, read %s; index/filter reads %d/%d; file reads %d (%s); filter-useful %d | vertex cache: hits %d, misses %d, %d entries (%s) | backend: point %d, range %d, batch %d (%d keys), records %d",
 		d.DataBlockReads, d.DataBlockHits, fmtBytes(d.DataBlockBytes), d.IndexBlockReads, d.FilterBlockReads,
 		d.FileReads, fmtBytes(d.FileReadBytes), d.FilterUseful, c.Hits, c.Misses, c.Entries, fmtBytes(uint64(c.Bytes)),
-		r.PointReads, r.RangeReads, r.Records)
+		r.PointReads, r.RangeReads, r.BatchReads, r.BatchKeys, r.Records)
 }
 
 // journalReopen (flag -journal-reopen) makes Close reopen the store and

@@ -234,6 +234,8 @@ func (h *hexScale) Stats() map[string]uint64 {
 	b := h.db.BackendStats()
 	out["backend_point_reads"] = b.PointReads - h.last.backend.PointReads
 	out["backend_range_reads"] = b.RangeReads - h.last.backend.RangeReads
+	out["backend_batch_reads"] = b.BatchReads - h.last.backend.BatchReads
+	out["backend_batch_keys"] = b.BatchKeys - h.last.backend.BatchKeys
 	out["backend_records"] = b.Records - h.last.backend.Records
 	out["backend_leaf_reads"] = b.LeafReads - h.last.backend.LeafReads
 	h.last.backend = b

@@ -214,18 +214,19 @@ func runScaleSide(f *benchFlags, name string, shape scaleShape, slots int, hot [
 func msf(d time.Duration) float64 { return float64(d) / 1e6 }
 
 // printScaleStats prints hexstate's read counters per block: backend reads
-// (point and range lookups, records returned) against vertex-cache misses.
+// (point, range and batched lookups, records returned) against vertex-cache
+// misses.
 func printScaleStats(out io.Writer, rs []*sideResult, stats []map[string]uint64, touched int) {
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(out, "\nhexstate read path per block (backend = what the vertex cache missed; records/miss = backend keys per cold lookup)\n")
-	fmt.Fprintln(tw, "impl\tcache misses\tpoint reads\trange reads\trecords\trecords/miss\tleaf reads\tlookups\tcold\tkeys/cold lookup\trocks data blocks read\tper touched key\tindex blocks read\tfilter blocks read\tfile reads\tfile bytes\t")
+	fmt.Fprintln(tw, "impl\tcache misses\tpoint reads\trange reads\tbatch reads (keys)\trecords\trecords/miss\tleaf reads\tlookups\tcold\tkeys/cold lookup\trocks data blocks read\tper touched key\tindex blocks read\tfilter blocks read\tfile reads\tfile bytes\t")
 	for i, r := range rs {
 		s := stats[i]
 		if len(s) == 0 {
 			continue
 		}
 		nb := uint64(max(1, len(r.total)))
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%.2f\t%d\t%d\t%d\t%.2f\t%d\t%.2f\t%d\t%d\t%d\t%s\t\n", r.name, s["cache_misses"]/nb, s["backend_point_reads"]/nb, s["backend_range_reads"]/nb,
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d (%d)\t%d\t%.2f\t%d\t%d\t%d\t%.2f\t%d\t%.2f\t%d\t%d\t%d\t%s\t\n", r.name, s["cache_misses"]/nb, s["backend_point_reads"]/nb, s["backend_range_reads"]/nb, s["backend_batch_reads"]/nb, s["backend_batch_keys"]/nb,
 			s["backend_records"]/nb, float64(s["backend_records"])/float64(max(1, s["cache_misses"])),
 			s["backend_leaf_reads"]/nb, s["lookups"]/nb, s["cold_lookups"]/nb, float64(s["cold_lookup_keys"])/float64(max(1, s["cold_lookups"])),
 			s["rocks_data_block_reads"]/nb, float64(s["rocks_data_block_reads"])/float64(nb)/float64(max(1, touched)),

@@ -253,7 +253,7 @@ func CheckNoGarbage(t testing.TB, b trie.Backend) map[vertex.ID]*vertex.Vertex {
 
 // StatsDiff subtracts two backend read counters.
 func StatsDiff(a, b vertex.ReadStats) vertex.ReadStats {
-	return vertex.ReadStats{PointReads: a.PointReads - b.PointReads, RangeReads: a.RangeReads - b.RangeReads, Records: a.Records - b.Records}
+	return vertex.ReadStats{PointReads: a.PointReads - b.PointReads, RangeReads: a.RangeReads - b.RangeReads, BatchReads: a.BatchReads - b.BatchReads, BatchKeys: a.BatchKeys - b.BatchKeys, Records: a.Records - b.Records}
 }
 
 func FrameHash(t testing.TB, fr *trie.Frame) hashkey.Hash {

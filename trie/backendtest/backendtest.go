@@ -33,6 +33,7 @@ func Run(t *testing.T, open func(t *testing.T) trie.Backend) {
 	t.Run("AdminUnchanged", func(t *testing.T) { testAdminUnchanged(t, fresh(t)) })
 	t.Run("VertexRange", func(t *testing.T) { testVertexRange(t, fresh(t)) })
 	t.Run("VertexRangeStop", func(t *testing.T) { testVertexRangeStop(t, fresh(t)) })
+	t.Run("Vertices", func(t *testing.T) { testVertices(t, fresh(t)) })
 	t.Run("LargeRecords", func(t *testing.T) { testLargeRecords(t, fresh(t)) })
 	t.Run("StripChildKeys", func(t *testing.T) { testStripChildKeys(t, fresh(t)) })
 	t.Run("Stats", func(t *testing.T) { testStats(t, fresh(t)) })
@@ -302,6 +303,70 @@ func testVertexRangeStop(t *testing.T, b trie.Backend) {
 	}
 	// The store is still usable.
 	wantRange(t, b, 1, 16, map[vertex.ID]string{1: "a", 2: "b", 3: "c", 4: "d"})
+}
+
+// testVertices reads records by ID in one batch: in order, nil for absent
+// IDs (an empty record is present), in runs longer than one MultiGet, in
+// any order, records larger than a scan buffer whole, counted in Stats, and
+// fn's error stops it.
+func testVertices(t *testing.T, b trie.Backend) {
+	big := bytes.Repeat([]byte("vertices"), 1<<10) // 8 KiB
+	var puts []vertex.Record
+	want := map[vertex.ID][]byte{}
+	for id := vertex.ID(16); id < 16+300; id += 3 {
+		rec := []byte(fmt.Sprintf("rec%d", id))
+		switch id {
+		case 19:
+			rec = []byte{}
+		case 22, 40:
+			rec = big
+		}
+		puts = append(puts, vertex.Record{ID: id, Rec: rec})
+		want[id] = rec
+	}
+	mustWrite(t, b, &vertex.Batch{Puts: puts})
+	var ids []vertex.ID
+	for id := vertex.ID(10); id < 16+310; id++ {
+		ids = append(ids, id)
+	}
+	check := func(ids []vertex.ID) {
+		t.Helper()
+		next := 0
+		err := b.Vertices(ids, func(i int, rec []byte) error {
+			if i != next {
+				return fmt.Errorf("fn called for index %d, want %d", i, next)
+			}
+			next++
+			w, ok := want[ids[i]]
+			switch {
+			case !ok && rec != nil:
+				return fmt.Errorf("vertex %d: %q, want nil for an absent record", ids[i], rec)
+			case ok && (rec == nil || !bytes.Equal(rec, w)):
+				return fmt.Errorf("vertex %d: %d bytes %.16q, want %d bytes %.16q", ids[i], len(rec), rec, len(w), w)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("Vertices(%d IDs): %v", len(ids), err)
+		}
+		if next != len(ids) {
+			t.Fatalf("Vertices(%d IDs) called fn %d times", len(ids), next)
+		}
+	}
+	s0 := b.Stats()
+	check(ids)
+	if d := b.Stats(); d.BatchReads != s0.BatchReads+1 || d.BatchKeys != s0.BatchKeys+uint64(len(ids)) || d.Records != s0.Records+uint64(len(want)) {
+		t.Fatalf("Stats after Vertices of %d IDs, %d present: %+v -> %+v; want one batch read, its IDs and its records counted", len(ids), len(want), s0, d)
+	}
+	check(ids[:0])
+	rev := slices.Clone(ids[:40])
+	slices.Reverse(rev)
+	check(rev)
+	stop := errors.New("stop")
+	calls := 0
+	if err := b.Vertices(ids, func(int, []byte) error { calls++; return stop }); !errors.Is(err, stop) || calls != 1 {
+		t.Fatalf("Vertices with fn failing: %v after %d calls, want its error after 1", err, calls)
+	}
 }
 
 func testLargeRecords(t *testing.T, b trie.Backend) {
