@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/hexstate/hexstate/internal/trietest"
+	"github.com/hexstate/hexstate/trie"
 	"github.com/hexstate/hexstate/vertex"
 )
 
@@ -14,9 +15,21 @@ import (
 // with one range read. Those tests, and the generic-key helpers, are in
 // internal/trietest (persist.go, generic.go); this file keeps the memory-only one.
 
+// updateAndHash changes 300 of the 4000 keys trietest.BuildKeys wrote, in a
+// new frame on db, and hashes it.
+func updateAndHash(t *testing.T, db *trie.DB) {
+	t.Helper()
+	fr := db.Begin()
+	for i := 0; i < 300; i++ {
+		trietest.Must(t, trietest.G(fr).Put(trietest.GenKey(i*13%4000), []byte("changed")), "Put")
+	}
+	_, err := trietest.G(fr).Hash()
+	trietest.Must(t, err, "Hash")
+}
+
 // TestPersistChildKeys: with children's keys in branch records, a
 // cold reopened DB re-hashes an update by reading only the updated paths, in
-// both layouts: fewer reads than without them (v2: siblings in one range read
+// both layouts: fewer reads than without them (v2: siblings in one group read
 // per branch; v1: one point read per sibling).
 func TestPersistChildKeys(t *testing.T) {
 	if trietest.InvariantChecks {
@@ -32,15 +45,7 @@ func TestPersistChildKeys(t *testing.T) {
 			db.Close()
 			db = s.Open(f)
 			before := db.BackendStats()
-			fr := db.Begin()
-			for i := 0; i < 300; i++ {
-				if err := trietest.G(fr).Put(trietest.GenKey(i*13%4000), []byte("changed")); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if _, err := trietest.G(fr).Hash(); err != nil {
-				t.Fatal(err)
-			}
+			updateAndHash(t, db)
 			d := db.BackendStats()
 			reads[noChild] = d.Reads() - before.Reads()
 		}
@@ -71,15 +76,7 @@ func TestPersistCachesChildKeys(t *testing.T) {
 			db = s.Reopen(db, f)
 		}
 		before := db.CacheStats()
-		fr := db.Begin()
-		for i := 0; i < 300; i++ {
-			if err := trietest.G(fr).Put(trietest.GenKey(i*13%4000), []byte("changed")); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if _, err := trietest.G(fr).Hash(); err != nil {
-			t.Fatal(err)
-		}
+		updateAndHash(t, db)
 		d := db.CacheStats()
 		return d.Hits + d.Misses - before.Hits - before.Misses
 	}
