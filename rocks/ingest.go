@@ -231,9 +231,9 @@ func (s *Store) onlyKey(cf *grocksdb.ColumnFamilyHandle) (key []byte, ok bool, e
 }
 
 // fillVertices adds the records puts (b's, as b stores them) and the
-// deletions dels (both sorted) to r in key order, as records of the default family (the file's own
-// family is given at ingestion), until r holds limit bytes or more, and
-// returns what it did not add.
+// deletions dels (both sorted) to r in key order, as records of the default
+// family (the file's own family is given at ingestion), until r holds limit
+// bytes or more, and returns what it did not add.
 func fillVertices(r *batchRep, b *vertex.Batch, puts []vertex.Record, dels []vertex.ID, limit int) ([]vertex.Record, []vertex.ID) {
 	var k [8]byte
 	for (len(puts) > 0 || len(dels) > 0) && len(r.buf) < limit {

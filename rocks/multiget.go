@@ -85,7 +85,7 @@ func (s *Store) Vertices(ids []vertex.ID, fn func(i int, rec []byte) error) erro
 	if len(ids) == 0 {
 		return nil
 	}
-	r := s.ranges.get()
+	r := s.ranges.get() // for its scan buffer (r.buf); its iterators are not used
 	defer s.ranges.put(r)
 	var keys [8 * multiGetRun]byte
 	db := *(**C.rocksdb_t)(unsafe.Pointer(s.db))
