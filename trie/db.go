@@ -393,13 +393,7 @@ func (db *DB) prefetchChildren(fr *Frame, v *node) error {
 	if v.Kids != nil || v.Used == 0 || v.Base >= fr.vtx.First() {
 		return nil // v1, or slots allocated by fr itself: nothing of them is stored
 	}
-	var missing uint16
-	for n := 0; n < 16; n++ {
-		id := v.Base + vertex.ID(n)
-		if v.Used&(1<<n) != 0 && !fr.inFrames(id) && !db.inPending(id) && !db.cache.Contains(id) {
-			missing |= 1 << n
-		}
-	}
+	missing := fr.storedSlots(v.Base, v.Used)
 	if bits.OnesCount16(missing) < 2 {
 		return nil
 	}

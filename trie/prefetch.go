@@ -51,10 +51,11 @@ func (db *DB) prefetchDue() bool {
 }
 
 // readTask is one read of a prefetch: n records from first, or with used
-// the slots of the v2 group at first that used marks (its branch's used
-// slots: a point lookup each, in one batch, which an LSM store answers from
-// the levels that hold them where a range read reads every level); with pin,
-// the branches among them are pinned in the cache (Prefetch's pinDepth).
+// the slots of the v2 group at first that used marks (those of its branch's
+// used slots that only the store holds, storedSlots: a point lookup each, in
+// one batch, which an LSM store answers from the levels that hold them where
+// a range read reads a block in every level); with pin, the branches among
+// them are pinned in the cache (Prefetch's pinDepth).
 type readTask struct {
 	first vertex.ID
 	n     int
@@ -67,6 +68,19 @@ type readTask struct {
 func (fr *Frame) stored(id vertex.ID) bool {
 	_, ok := fr.lookupFrames(id)
 	return !ok && !fr.db.cache.Contains(id)
+}
+
+// storedSlots returns the slots of used, of the v2 slot group at base, whose
+// records must come from the store (stored): a group read asks for those
+// only, not for a slot the frames, the pending write or the cache hold.
+func (fr *Frame) storedSlots(base vertex.ID, used uint16) uint16 {
+	var out uint16
+	for n := 0; n < vertex.BranchSlots; n++ {
+		if used&(1<<n) != 0 && fr.stored(base+vertex.ID(n)) {
+			out |= 1 << n
+		}
+	}
+	return out
 }
 
 // prefetchDirty loads into the cache the stored records that hashing the
@@ -98,7 +112,7 @@ func (fr *Frame) prefetchDirty(id vertex.ID, workers int) error {
 		if v.ChildKeys != nil {
 			need &= v.stale | ^v.ChildKeys.Used()
 		}
-		ranged := false
+		var group uint16 // v2: the slots to read
 		for n := 0; n < 16; n++ {
 			if need&(1<<n) == 0 {
 				continue
@@ -113,10 +127,12 @@ func (fr *Frame) prefetchDirty(id vertex.ID, workers int) error {
 			case fr.db.cache.Contains(c):
 			case v.Kids != nil:
 				tasks = append(tasks, readTask{first: c, n: 1})
-			case !ranged:
-				tasks = append(tasks, readTask{first: v.Base, n: vertex.BranchSlots, used: v.Used})
-				ranged = true
+			default:
+				group |= 1 << n
 			}
+		}
+		if group != 0 {
+			tasks = append(tasks, readTask{first: v.Base, n: vertex.BranchSlots, used: group})
 		}
 	}
 	if len(tasks) < prefetchMin {

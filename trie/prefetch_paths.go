@@ -91,7 +91,9 @@ func (fr *Frame) Prefetch(accounts []hashkey.Hash, slots []StorageKey) error {
 				cold = append(cold, readTask{first: c.id, n: 1, pin: pin})
 			case round[c.group] == 0:
 				round[c.group] = c.used
-				cold = append(cold, readTask{first: c.group, n: vertex.BranchSlots, used: c.used, pin: pin})
+				if slots := fr.storedSlots(c.group, c.used); slots != 0 {
+					cold = append(cold, readTask{first: c.group, n: vertex.BranchSlots, used: slots, pin: pin})
+				}
 			}
 		}
 		if err := fr.db.readParallel(cold, prefetchWorkers/prefetchReaders); err != nil {
