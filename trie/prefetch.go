@@ -16,8 +16,8 @@ import (
 // dirty branch reads its children when the walk reaches it, one read after
 // another. Before hashing, prefetchDirty walks the dirty vertices (all held in
 // the frames: a write owns its path), lists the stored children they need —
-// one range read over the 16 slots of a v2 branch, one point read per child
-// of a v1 branch — and issues those reads from several goroutines, putting the
+// one group read of a v2 branch's stored used slots (readTask), one point
+// read per child of a v1 branch — and issues those reads from several goroutines, putting the
 // records in the vertex cache; then the storage roots of the clean accounts
 // among them, whose keys are their storage roots' keys. The hash that follows
 // finds them cached (docs/design.md "Each key once").
@@ -50,15 +50,14 @@ func (db *DB) prefetchDue() bool {
 	}
 }
 
-// readTask is one read of a prefetch: n records from first, or with used
-// the slots of the v2 group at first that used marks (those of its branch's
-// used slots that only the store holds, storedSlots: a point lookup each, in
-// one batch, which an LSM store answers from the levels that hold them where
-// a range read reads a block in every level); with pin, the branches among
+// readTask is one read of a prefetch: the record of first, or with used the
+// slots of the v2 group at first that used marks (those of its branch's used
+// slots that only the store holds, storedSlots: a point lookup each, in one
+// batch, which an LSM store answers from the levels that hold them where a
+// range read reads a block in every level); with pin, the branches among
 // them are pinned in the cache (Prefetch's pinDepth).
 type readTask struct {
 	first vertex.ID
-	n     int
 	used  uint16
 	pin   bool
 }
@@ -101,7 +100,7 @@ func (fr *Frame) prefetchDirty(id vertex.ID, workers int) error {
 		if v.Kind == vertex.Leaf {
 			if v.Payload == vertex.AccountPayload && v.Acc.Storage != vertex.NoID {
 				if s := v.Acc.Storage; fr.stored(s) {
-					tasks = append(tasks, readTask{first: s, n: 1})
+					tasks = append(tasks, readTask{first: s})
 				} else {
 					stack = append(stack, s)
 				}
@@ -126,13 +125,13 @@ func (fr *Frame) prefetchDirty(id vertex.ID, workers int) error {
 			switch {
 			case fr.db.cache.Contains(c):
 			case v.Kids != nil:
-				tasks = append(tasks, readTask{first: c, n: 1})
+				tasks = append(tasks, readTask{first: c})
 			default:
 				group |= 1 << n
 			}
 		}
 		if group != 0 {
-			tasks = append(tasks, readTask{first: v.Base, n: vertex.BranchSlots, used: group})
+			tasks = append(tasks, readTask{first: v.Base, used: group})
 		}
 	}
 	if len(tasks) < prefetchMin {
@@ -164,7 +163,7 @@ func (fr *Frame) appendStorageRootRead(tasks []readTask, id vertex.ID) []readTas
 		return nil
 	})
 	if s != vertex.NoID && fr.stored(s) {
-		tasks = append(tasks, readTask{first: s, n: 1})
+		tasks = append(tasks, readTask{first: s})
 	}
 	return tasks
 }
@@ -248,22 +247,12 @@ func (db *DB) readInto(t readTask) error {
 		}
 		return nil
 	}
-	if t.n == 1 {
-		rec, err := db.backend.Vertex(t.first)
-		if err != nil {
-			return vertexError(t.first, err)
-		}
-		if rec != nil {
-			db.cacheRead(t.first, rec, t.pin)
-		}
-		return nil
-	}
-	err := db.backend.VertexRange(t.first, t.n, func(id vertex.ID, rec []byte) error {
-		db.cacheRead(id, rec, t.pin)
-		return nil
-	})
+	rec, err := db.backend.Vertex(t.first)
 	if err != nil {
-		return fmt.Errorf("trie: reading children of branch at base %d: %w", t.first, err)
+		return vertexError(t.first, err)
+	}
+	if rec != nil {
+		db.cacheRead(t.first, rec, t.pin)
 	}
 	return nil
 }

@@ -59,8 +59,8 @@ func (fr *Frame) Prefetch(accounts []hashkey.Hash, slots []StorageKey) error {
 	}
 	// With keys once, hashing the branches that writes to these keys dirty
 	// reads their clean children (prefetch.go). So a cold vertex of a v2
-	// path is read with its 15 siblings: the range read over its group that
-	// the hash would otherwise make later, after the block's other reads.
+	// path is read with its stored siblings: the group read that the hash
+	// would otherwise make later, after the block's other reads.
 	groups := fr.db.noChild && fr.db.format == vertex.FormatV2
 	fetched := make(map[vertex.ID]bool) // true: in an earlier round
 	for len(cur) > 0 {
@@ -88,11 +88,11 @@ func (fr *Frame) Prefetch(accounts []hashkey.Hash, slots []StorageKey) error {
 			pin := !c.storage && 2*len(hashkey.Hash{})-len(c.path) <= pinDepth // nibbles above c.id
 			switch {
 			case !groups || c.group == vertex.NoID:
-				cold = append(cold, readTask{first: c.id, n: 1, pin: pin})
+				cold = append(cold, readTask{first: c.id, pin: pin})
 			case round[c.group] == 0:
 				round[c.group] = c.used
 				if slots := fr.storedSlots(c.group, c.used); slots != 0 {
-					cold = append(cold, readTask{first: c.group, n: vertex.BranchSlots, used: slots, pin: pin})
+					cold = append(cold, readTask{first: c.group, used: slots, pin: pin})
 				}
 			}
 		}
