@@ -465,6 +465,17 @@ func testConcurrentReads(t *testing.T, b trie.Backend) {
 					errs <- fmt.Errorf("VertexRange(%d, 16): %d records, %v; want %d", id, cnt, err, want)
 					return
 				}
+				ids := []vertex.ID{id, id + 2, id + 5}
+				err = b.Vertices(ids, func(i int, rec []byte) error {
+					if want := fmt.Sprintf("rec-%d", ids[i]); ids[i] <= n && string(rec) != want || ids[i] > n && rec != nil {
+						return fmt.Errorf("Vertices: record %d = %q", ids[i], rec)
+					}
+					return nil
+				})
+				if err != nil {
+					errs <- err
+					return
+				}
 				if a, err := b.Admin(); err != nil || string(a) != "adm" {
 					errs <- fmt.Errorf("Admin = %q, %v", a, err)
 					return
