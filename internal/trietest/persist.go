@@ -278,8 +278,8 @@ func PersistKeepsCache(t *testing.T, stores ...Opener) {
 // PersistV2GroupReads runs the same update workload on a cold reopened DB
 // in both formats, with records that do not carry children's keys: v2 hashing
 // must load a branch's children in one read of its group (a batch of its used
-// slots, or a range read) and need far fewer backend reads than v1. With
-// children's keys neither reads siblings at all.
+// slots) and need far fewer backend reads than v1. With children's keys
+// neither reads siblings at all.
 func PersistV2GroupReads(t *testing.T, stores ...Opener) {
 	if InvariantChecks {
 		t.Skip("counts backend reads, which the invariants build's checks add to")
