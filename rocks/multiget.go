@@ -9,11 +9,11 @@ package rocks
 // #define HX_MULTIGET_MAX 64
 //
 // // hx_multiget looks the n (at most HX_MULTIGET_MAX) 8-byte keys at keys up
-// // in cf with one batched MultiGet (sorted: keys ascending) and copies each
-// // record found into buf as index (u32, little-endian) | value length (u32,
-// // little-endian) | value. It returns the number of records copied; 0 with
-// // *need set when buf is too small for them (call again with need bytes);
-// // -1 with *err set (malloc'd) on an error.
+// // in cf with one batched MultiGet (sorted: keys ascending) and copies into
+// // buf, for each key in order, its record's length (u32, little-endian;
+// // UINT32_MAX when absent) and the record. It returns 0; with *need set
+// // when buf is too small for them (call again with need bytes); -1 with
+// // *err set (malloc'd) on an error.
 // static int hx_multiget(rocksdb_t* db, const rocksdb_readoptions_t* ro,
 // 		rocksdb_column_family_handle_t* cf, const char* keys, size_t n,
 // 		unsigned char sorted, char* buf, size_t cap, size_t* need, char** err) {
@@ -29,34 +29,36 @@ package rocks
 // 	}
 // 	rocksdb_batched_multi_get_cf(db, ro, cf, n, kp, ks, vals, errs, sorted != 0);
 // 	size_t used = 0;
-// 	int count = 0;
 // 	*need = 0;
 // 	*err = NULL;
 // 	for (size_t i = 0; i < n; i++) {
 // 		if (errs[i] != NULL) {
 // 			if (*err == NULL) *err = errs[i]; else free(errs[i]);
 // 		}
-// 		if (vals[i] == NULL) continue;
-// 		size_t vl;
-// 		const char* v = rocksdb_pinnableslice_value(vals[i], &vl);
-// 		if (used + 8 + vl <= cap) {
-// 			uint32_t h[2] = {(uint32_t)i, (uint32_t)vl};
-// 			memcpy(buf + used, h, 8);
-// 			memcpy(buf + used + 8, v, vl);
-// 			count++;
+// 		size_t vl = 0;
+// 		const char* v = NULL;
+// 		uint32_t l = UINT32_MAX;
+// 		if (vals[i] != NULL) {
+// 			v = rocksdb_pinnableslice_value(vals[i], &vl);
+// 			l = (uint32_t)vl;
 // 		}
-// 		used += 8 + vl;
-// 		rocksdb_pinnableslice_destroy(vals[i]);
+// 		if (used + 4 + vl <= cap) {
+// 			memcpy(buf + used, &l, 4);
+// 			if (vl > 0) memcpy(buf + used + 4, v, vl);
+// 		}
+// 		used += 4 + vl;
+// 		if (vals[i] != NULL) rocksdb_pinnableslice_destroy(vals[i]);
 // 	}
 // 	if (*err != NULL) return -1;
-// 	if (used > cap) { *need = used; return 0; }
-// 	return count;
+// 	if (used > cap) *need = used;
+// 	return 0;
 // }
 import "C"
 
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"slices"
 	"unsafe"
 
@@ -106,9 +108,9 @@ func (s *Store) Vertices(ids []vertex.ID, fn func(i int, rec []byte) error) erro
 		r.buf = r.buf[:cap(r.buf)]
 		var need C.size_t
 		var msg *C.char
-		n := C.hx_multiget(db, ro, cf, (*C.char)(unsafe.Pointer(&keys[0])), C.size_t(len(run)), sorted,
+		rc := C.hx_multiget(db, ro, cf, (*C.char)(unsafe.Pointer(&keys[0])), C.size_t(len(run)), sorted,
 			(*C.char)(unsafe.Pointer(&r.buf[0])), C.size_t(len(r.buf)), &need, &msg)
-		if n < 0 {
+		if rc < 0 {
 			err := C.GoString(msg)
 			C.free(unsafe.Pointer(msg))
 			return fmt.Errorf("rocks: read %d vertices from %d: %s", len(run), run[0], err)
@@ -117,25 +119,16 @@ func (s *Store) Vertices(ids []vertex.ID, fn func(i int, rec []byte) error) erro
 			r.buf = make([]byte, int(need))
 			continue // the same run again, into a buffer that holds it
 		}
-		s.records.Add(uint64(n))
-		next := 0 // the next index of run to report
-		for off, k := 0, 0; k < int(n); k++ {
-			i := int(binary.LittleEndian.Uint32(r.buf[off:]))
-			l := int(binary.LittleEndian.Uint32(r.buf[off+4:]))
-			rec := r.buf[off+8 : off+8+l : off+8+l]
-			off += 8 + l
-			for ; next < i; next++ {
-				if err := fn(done+next, nil); err != nil {
-					return err
-				}
+		for i, off := 0, 0; i < len(run); i++ {
+			l := binary.LittleEndian.Uint32(r.buf[off:])
+			off += 4
+			var rec []byte
+			if l != math.MaxUint32 {
+				rec = r.buf[off : off+int(l) : off+int(l)]
+				off += int(l)
+				s.records.Add(1)
 			}
 			if err := fn(done+i, rec); err != nil {
-				return err
-			}
-			next = i + 1
-		}
-		for ; next < len(run); next++ {
-			if err := fn(done+next, nil); err != nil {
 				return err
 			}
 		}
