@@ -397,5 +397,5 @@ func (db *DB) prefetchChildren(fr *Frame, v *node) error {
 	if bits.OnesCount16(missing) < 2 {
 		return nil
 	}
-	return db.readInto(readTask{first: v.Base, used: missing})
+	return db.readInto(readTask{first: v.Base, used: missing}, make([]vertex.ID, 0, vertex.BranchSlots))
 }

@@ -197,12 +197,13 @@ func (db *DB) readParallel(tasks []readTask, workers int) error {
 		wg.Add(1)
 		go func(r int) {
 			defer wg.Done()
+			ids := make([]vertex.ID, 0, vertex.BranchSlots) // readInto's, for all of this reader's tasks
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= len(tasks) {
 					return
 				}
-				if errs[r] = db.readInto(tasks[i]); errs[r] != nil {
+				if errs[r] = db.readInto(tasks[i], ids); errs[r] != nil {
 					return
 				}
 			}
@@ -226,11 +227,12 @@ func (db *DB) cacheRead(id vertex.ID, rec []byte, pin bool) {
 	}
 }
 
-// readInto reads one task's records into the cache.
-func (db *DB) readInto(t readTask) error {
+// readInto reads one task's records into the cache, listing a group's IDs
+// in ids (room for vertex.BranchSlots, reused from task to task: handed to
+// the backend, an array of readInto's own would be allocated per read).
+func (db *DB) readInto(t readTask, ids []vertex.ID) error {
 	if t.used != 0 {
-		var buf [vertex.BranchSlots]vertex.ID
-		ids := buf[:0]
+		ids = ids[:0]
 		for n := 0; n < vertex.BranchSlots; n++ {
 			if t.used&(1<<n) != 0 {
 				ids = append(ids, t.first+vertex.ID(n))
