@@ -49,6 +49,12 @@ import (
 // pins take at most half the ring and every turn of the ring frees room. A
 // new version of a pinned record (Put, PutAll) stays pinned; a full round of
 // the ring that freed no room in the index drops pinned records too.
+//
+// A pinned branch is kept without its children's keys (a persist's records
+// and a hash's carry them, vertex.AppendWithoutChildKeys): they make a branch
+// record ~10 times larger, and a persist rewriting the pinned levels' branches
+// with them overflowed the pins' half of the ring, which dropped a tenth of
+// them at once (docs/design.md §7, "Pinned upper levels").
 type Cache struct {
 	shards *[cacheShards]cacheShard // apart from the Cache: its memory's cleanup holds it
 	hits   atomic.Uint64
@@ -286,23 +292,27 @@ func (c *Cache) PutAll(recs []vertex.Record, deleted []vertex.ID) {
 
 // put is Put (pin false) or PutPinned with the shard's lock held.
 func (s *cacheShard) put(id vertex.ID, rec []byte, pin bool) {
-	n := entryHeader + len(rec)
-	if len(s.chunks) == 0 || 2*n > s.chunk {
-		s.remove(id)
+	if len(s.chunks) == 0 {
 		return
 	}
 	old, had := s.idx.Get(id)
-	mark := uint64(0)
+	mark, size := uint64(0), len(rec)
 	if pin || old&pinBit != 0 {
 		mark = pinBit
+		size -= vertex.ChildKeysSize(rec) // kept without its children's keys (see Cache)
+	}
+	n := entryHeader + size
+	if 2*n > s.chunk {
+		s.remove(id)
+		return
 	}
 	if had {
 		// A new version of a cached vertex (a persist rewriting it, or its
 		// keys found by hashing) usually has the same size: overwrite it in
 		// its slot rather than leave the old one as garbage in the ring.
 		if e := s.slot(old &^ pinBit); len(e) >= n {
-			binary.BigEndian.PutUint16(e[10:], uint16(len(rec)))
-			copy(e[entryHeader:], rec)
+			binary.BigEndian.PutUint16(e[10:], uint16(size))
+			appendRecord(e[:entryHeader], rec, mark)
 			if old|mark != old {
 				s.idx.Set(id, old|mark)
 				s.pinned++
@@ -323,15 +333,24 @@ func (s *cacheShard) put(id vertex.ID, rec []byte, pin bool) {
 	ch := s.chunks[s.head]
 	off := uint64(s.head)*uint64(s.chunk) + uint64(len(ch))
 	ch = binary.BigEndian.AppendUint64(ch, uint64(id))
-	ch = binary.BigEndian.AppendUint16(ch, uint16(len(rec)))
-	ch = binary.BigEndian.AppendUint16(ch, uint16(len(rec)))
-	s.chunks[s.head] = append(ch, rec...)
+	ch = binary.BigEndian.AppendUint16(ch, uint16(size))
+	ch = binary.BigEndian.AppendUint16(ch, uint16(size))
+	s.chunks[s.head] = appendRecord(ch, rec, mark)
 	// The old version's entry, if still there (the advances above may
 	// have recycled it), is replaced.
 	if was, had := s.idx.Swap(id, off|mark); mark != 0 && (!had || was&pinBit == 0) {
 		s.pinned++
 	}
 	s.bytes += n
+}
+
+// appendRecord appends rec to dst (in the ring, with room for it), without
+// its children's keys when mark pins it.
+func appendRecord(dst, rec []byte, mark uint64) []byte {
+	if mark != 0 {
+		return vertex.AppendWithoutChildKeys(dst, rec)
+	}
+	return append(dst, rec...)
 }
 
 // advance moves the head to the start of the next chunk of the ring (the

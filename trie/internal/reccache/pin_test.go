@@ -1,9 +1,11 @@
 package reccache
 
 import (
+	"bytes"
 	"fmt"
 	"testing"
 
+	"github.com/hexstate/hexstate/hashkey"
 	"github.com/hexstate/hexstate/vertex"
 )
 
@@ -143,5 +145,44 @@ func testPinsBounded(t *testing.T, size int) {
 	turnRing(c, vertex.ID(n+1), 5000)
 	if got := ciGet(t, c, vertex.ID(n+5000)); got != "filler-00004999" {
 		t.Fatalf("the last unpinned record reads %q", got)
+	}
+}
+
+// A pinned branch is kept without its children's keys, whether pinned with
+// them or given them in a new version (a persist's, a hash's); an unpinned
+// one keeps them.
+func TestCachePinnedWithoutChildKeys(t *testing.T) {
+	keys := &[16]hashkey.Key{2: hashkey.HashKey(hashkey.EmptyCodeHash), 5: hashkey.HashKey(hashkey.EmptyRoot)}
+	branch := func(base vertex.ID) []byte {
+		return vertex.Encode(nil, &vertex.Vertex{Kind: vertex.Branch, Used: 0x0024, Base: base, Key: hashkey.HashKey(hashkey.EmptyRoot),
+			ChildKeys: vertex.PackChildKeys(nil, 0x0024, keys)})
+	}
+	cached := func(c *Cache, id vertex.ID) []byte {
+		var out []byte
+		if ok, _ := c.Get(id, func(rec []byte) error { out = append(out, rec...); return nil }); !ok {
+			t.Fatalf("id %d not cached", id)
+		}
+		return out
+	}
+	c := New(16 * 64 << 10)
+	c.PutPinned(1, branch(1<<20)) // pinned with its keys
+	c.Put(2, branch(2<<20))       // unpinned
+	c.PutPinned(3, vertex.AppendWithoutChildKeys(nil, branch(3<<20)))
+	c.PutAll([]vertex.Record{{ID: 3, Rec: branch(3 << 20)}}, nil) // a persist's version with keys
+	c.Put(3, branch(3<<20))                                       // a hash's
+	for id, pinned := range map[vertex.ID]bool{1: true, 2: false, 3: true} {
+		rec, want := cached(c, id), branch(id<<20)
+		if pinned {
+			want = vertex.AppendWithoutChildKeys(nil, want)
+		}
+		if !bytes.Equal(rec, want) {
+			t.Fatalf("id %d (pinned %v) cached as %x, want %x", id, pinned, rec, want)
+		}
+		if _, err := vertex.Decode(rec); err != nil {
+			t.Fatalf("id %d: cached record does not decode: %v", id, err)
+		}
+	}
+	if n := checkPinned(t, c, "after the puts"); n != 2 {
+		t.Fatalf("%d pinned, want 2", n)
 	}
 }
