@@ -76,3 +76,43 @@ func TestPrefetchPinsAccountBranches(t *testing.T) {
 		t.Fatalf("prefetching the contracts' slots pinned %d records, their accounts %d", bySlot, byAccount)
 	}
 }
+
+// TestPrefetchUpperLevels: on a reopened store, PrefetchUpperLevels pins the
+// same branches that prefetching every account's path pins (every account
+// branch near the root, in a state this small); called again it reads
+// nothing, a Prefetch of every account after it pins nothing more, and the
+// state reads back unchanged. Both layouts, both record variants.
+func TestPrefetchUpperLevels(t *testing.T) {
+	for _, f := range trietest.Formats {
+		for _, keysOnce := range []bool{true, false} {
+			s := trietest.NewStore(t, trietest.Memory)
+			s.Records = trietest.RecordsOf(keysOnce)
+			db := s.Open(f)
+			m := trietest.Genesis(t, db, 4000)
+			var accts []hashkey.Hash
+			for i := 0; i < 4000; i++ {
+				accts = append(accts, trietest.Addr(i))
+			}
+			db = s.Reopen(db, f)
+			trietest.Must(t, db.Begin().Prefetch(accts, nil), "Prefetch")
+			want := db.CacheStats().Pinned
+
+			db = s.Reopen(db, f)
+			trietest.Must(t, db.Begin().PrefetchUpperLevels(), "PrefetchUpperLevels")
+			got := db.CacheStats().Pinned
+			if got == 0 || got != want {
+				t.Fatalf("%v, keys once %v: PrefetchUpperLevels pinned %d records, a Prefetch of every account %d", f, keysOnce, got, want)
+			}
+			before := db.BackendStats()
+			trietest.Must(t, db.Begin().PrefetchUpperLevels(), "PrefetchUpperLevels again")
+			if d := trietest.StatsDiff(db.BackendStats(), before); d.Reads() != 0 {
+				t.Fatalf("%v, keys once %v: PrefetchUpperLevels read %+v with the upper levels cached", f, keysOnce, d)
+			}
+			trietest.Must(t, db.Begin().Prefetch(accts, nil), "Prefetch after")
+			if after := db.CacheStats().Pinned; after != got {
+				t.Fatalf("%v, keys once %v: Prefetch of every account pinned %d more after PrefetchUpperLevels", f, keysOnce, after-got)
+			}
+			trietest.CheckState(t, db.Begin(), m)
+		}
+	}
+}

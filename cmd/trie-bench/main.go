@@ -100,6 +100,7 @@ func run(args []string, out io.Writer) error {
 	fs.StringVar(&prefetchMode, "prefetch", prefetchMode, "hexstate: hand each block's keys to Frame.Prefetch/PrefetchReads: off, sync (before the block), async (beside it, as a client's prefetcher), auto (scale: sync, blocks: off)")
 	mallocArenas := fs.Int("malloc-arenas", 2, "limit glibc's malloc arenas to this many for the process (rocks.LimitMallocArenas, as docs/integration.md recommends; 0: glibc's default, eight per core)")
 	fs.BoolVar(&buildLeafIndex, "build-leaf-index", true, "scale, hexstate: build the leaf index of a reused store that has none (timed, before the blocks)")
+	fs.BoolVar(&prefetchUpperLevels, "prefetch-upper-levels", true, "scale, hexstate: on opening a reused store, read the account trie's upper branches into the vertex cache (Frame.PrefetchUpperLevels, timed, before the blocks), as a client does after a restart")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil

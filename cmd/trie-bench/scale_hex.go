@@ -166,11 +166,24 @@ func (h *hexScale) Open(block uint64, root hashkey.Hash) error {
 		}
 		fmt.Printf("[%s] built the leaf index of the reused store: %d entries in %v\n", h.name, n, time.Since(start).Round(time.Millisecond))
 	}
+	if prefetchUpperLevels {
+		start, before := time.Now(), h.db.BackendStats()
+		if err := h.db.Begin().PrefetchUpperLevels(); err != nil {
+			return fmt.Errorf("%s: %w", h.name, err)
+		}
+		reads := h.db.BackendStats().Records - before.Records
+		fmt.Printf("[%s] prefetched the account trie's upper levels: %d records read, %d pinned, in %v\n",
+			h.name, reads, h.db.CacheStats().Pinned, time.Since(start).Round(time.Millisecond))
+	}
 	fmt.Printf("[%s] leaf index: %v; prefetch: %s\n", h.name, h.db.HasLeafIndex(), prefetchMode)
 	h.tip = h.db.Begin()
 	h.Stats()
 	return nil
 }
+
+// prefetchUpperLevels (flag -prefetch-upper-levels) makes Open read the
+// account trie's upper branches into the vertex cache before the blocks.
+var prefetchUpperLevels = true
 
 // buildLeafIndex (flag -build-leaf-index) makes Open build the leaf index of
 // a reused store written without one.
