@@ -83,6 +83,12 @@ func TestMisuseNilFrame(t *testing.T) {
 		if _, err := fr.AccountProof(misuseAddr(1)); !errors.Is(err, trie.ErrNilFrame) {
 			t.Errorf("%s frame: AccountProof = %v, want ErrNilFrame", name, err)
 		}
+		if err := fr.Prefetch([]hashkey.Hash{misuseAddr(1)}, nil); !errors.Is(err, trie.ErrNilFrame) {
+			t.Errorf("%s frame: Prefetch = %v, want ErrNilFrame", name, err)
+		}
+		if err := fr.PrefetchUpperLevels(); !errors.Is(err, trie.ErrNilFrame) {
+			t.Errorf("%s frame: PrefetchUpperLevels = %v, want ErrNilFrame", name, err)
+		}
 		if it := fr.Accounts(hashkey.Hash{}); it.Next() || !errors.Is(it.Err(), trie.ErrNilFrame) {
 			t.Errorf("%s frame: Accounts iterator error = %v, want ErrNilFrame", name, it.Err())
 		}

@@ -116,3 +116,27 @@ func TestPrefetchUpperLevels(t *testing.T) {
 		}
 	}
 }
+
+// TestPrefetchUpperLevelsBesideBlocks: PrefetchUpperLevels on the persisted
+// frame runs beside blocks that write and persist (it reads a part at a time,
+// so each Persist waits for one part): the blocks' roots and the state stay
+// the model's. Run with -race.
+func TestPrefetchUpperLevelsBesideBlocks(t *testing.T) {
+	s := trietest.NewStore(t, trietest.Memory)
+	s.Records = vertex.KeysOnce
+	db := s.Open(vertex.FormatV2)
+	m := trietest.Genesis(t, db, 4000)
+	db = s.Reopen(db, vertex.FormatV2)
+	done := make(chan error, 1)
+	go func() { done <- db.Begin().PrefetchUpperLevels() }()
+	for b := uint64(1); b <= 8; b++ {
+		fr := db.Begin()
+		for i := int(b); i < 4000; i += 97 {
+			trietest.PutAccount(t, fr, m, trietest.Addr(i), trietest.Acc(b, uint64(i)))
+		}
+		trietest.CheckRoot(t, fr, vertex.FormatV2, m, "block beside the prefetch")
+		trietest.Must(t, db.Persist(fr, db.Block()+1), "Persist")
+	}
+	trietest.Must(t, <-done, "PrefetchUpperLevels")
+	trietest.CheckState(t, db.Begin(), m)
+}
