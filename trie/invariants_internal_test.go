@@ -163,7 +163,7 @@ func TestInvariantsCatchCorruptRecord(t *testing.T) {
 	if err := db.backend.Write(&vertex.Batch{Puts: []vertex.Record{{ID: id, Rec: vertex.Encode(nil, &v.Vertex)}}}); err != nil {
 		t.Fatal(err)
 	}
-	db.cache.PutAll(nil, []vertex.ID{id})
+	db.cache.Refresh(nil, []vertex.ID{id})
 	err := db.Begin().checkInvariants()
 	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("vertex %d at ", id)) || !strings.Contains(err.Error(), "stored key") {
 		t.Fatalf("checker on a store with a corrupt record of vertex %d: %v", id, err)

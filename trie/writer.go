@@ -286,9 +286,11 @@ func (db *DB) write(p *pendingWrite, done chan struct{}) {
 // millisecond, before the writer yields.
 const cacheRun = 4096
 
-// updateCache puts the batch's records into the cache (with the children's
-// keys the backend stripped, see encode) and drops the IDs it deleted,
-// cacheRun at a time, yielding (pace) between runs.
+// updateCache refreshes the cached versions of the batch's records (with the
+// children's keys the backend stripped, see encode) and drops the IDs it
+// deleted, cacheRun at a time, yielding (pace) between runs. A record not
+// cached is added only into room no cached record holds
+// (reccache.Cache.Refresh says why).
 func (db *DB) updateCache(p *pendingWrite, pace *pacer) {
 	puts, dels := p.batch.Puts, p.batch.Deletes
 	for len(puts) > 0 || len(dels) > 0 {
@@ -296,7 +298,7 @@ func (db *DB) updateCache(p *pendingWrite, pace *pacer) {
 		puts = puts[len(run):]
 		d := dels[:min(cacheRun-len(run), len(dels))]
 		dels = dels[len(d):]
-		db.cache.PutAll(run, d)
+		db.cache.Refresh(run, d)
 		pace.yield()
 	}
 }

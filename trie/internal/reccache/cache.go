@@ -31,11 +31,11 @@ import (
 // is therefore first in, first out, by the time an entry was appended: a hit does
 // not refresh it, and neither does a new version of the same or smaller size,
 // which put writes in place, in the old version's slot (only a larger one is
-// appended, leaving the old one as garbage until the ring comes round). A persist
-// puts every vertex it wrote, so the cache never holds an outdated version of a
-// persisted vertex. The chunks' memory is reserved once and kept: a persist
-// never frees or re-grows the cache, and every entry it did not touch stays
-// valid.
+// appended, leaving the old one as garbage until the ring comes round). A
+// persist refreshes every cached vertex it wrote (Refresh), so the cache never
+// holds an outdated version of a persisted vertex. The chunks' memory is
+// reserved once and kept: a persist never frees or re-grows the cache, and
+// every entry it did not touch stays valid.
 //
 // Some records are worth more than their age says: the branches near the root
 // of the account trie are on the paths of the accounts a block touches, yet
@@ -46,8 +46,11 @@ import (
 // chunk's start instead of dropped, and the head appends after it. A chunk
 // keeps at most half its bytes that way (pinned records beyond that are
 // dropped like the others, and must be pinned again by the next read), so
-// pins take at most half the ring and every turn of the ring frees room. A
-// new version of a pinned record (Put, PutAll) stays pinned; a full round of
+// pins take at most half the ring and every turn of the ring frees room.
+// While the ring fills, a pinned put that would take its chunk past half
+// starts the next chunk instead, so a cache filled with pins at once keeps
+// them all when the ring comes round. A
+// new version of a pinned record (Put, Refresh) stays pinned; a full round of
 // the ring that freed no room in the index drops pinned records too.
 //
 // A pinned branch is kept without its children's keys (a persist's records
@@ -80,13 +83,14 @@ const (
 )
 
 type cacheShard struct {
-	mu     sync.RWMutex          // Get shares it; Put, PutAll and eviction take it alone
-	idx    idtable.Table[uint64] // ring offset of the entry holding id's record; bounded (idtable.NewBounded)
-	chunks [][]byte              // the ring; each chunk's length is its fill
-	chunk  int                   // bytes per chunk
-	head   int                   // the chunk the ring's head fills: the next entry goes at its end
-	bytes  int                   // bytes held in chunks (live entries and replaced ones)
-	pinned int                   // index entries with pinBit
+	mu       sync.RWMutex          // Get shares it; Put, Refresh and eviction take it alone
+	idx      idtable.Table[uint64] // ring offset of the entry holding id's record; bounded (idtable.NewBounded)
+	chunks   [][]byte              // the ring; each chunk's length is its fill
+	chunk    int                   // bytes per chunk
+	head     int                   // the chunk the ring's head fills: the next entry goes at its end
+	headPins int                   // bytes of pinned entries in the head's chunk
+	bytes    int                   // bytes held in chunks (live entries and replaced ones)
+	pinned   int                   // index entries with pinBit
 	// evicted counts the entries recycle dropped to make room.
 	evicted uint64
 }
@@ -254,14 +258,24 @@ func (c *Cache) putOne(id vertex.ID, rec []byte, pin bool) {
 	runtime.KeepAlive(c) // its cleanup frees what s points into
 }
 
-// PutAll caches each record of recs, as Put does, and removes each ID of
-// deleted, taking each shard's lock once per call rather than once per
-// record: a persist updates hundreds of thousands of records, and a lock
-// taken and released per record handed the shard back and forth with the
-// block reading through the cache meanwhile (every reader that found the
+// Refresh replaces the cached version of each record of recs whose ID is
+// cached (as Put does, keeping a pin) and removes each ID of deleted. A
+// record whose ID is not cached is added only where the ring has room that
+// no cached record holds (a cache still filling); it never evicts one. A
+// persist hands the cache every vertex it wrote — at 10M accounts, 64
+// blocks rewrite ~1M vertices, more than the ring holds — and caching them
+// all evicted the records the next blocks read, for vertices on paths those
+// blocks mostly do not take again (docs/design.md §7, "Kept across
+// persists"). Refreshing is what keeps the cache from holding an outdated
+// version of a persisted vertex; a vertex it skipped is read from the store
+// the first time a block needs it.
+//
+// It takes each shard's lock once per call rather than once per record: a
+// lock taken and released per record handed the shard back and forth with
+// the block reading through the cache meanwhile (every reader that found the
 // lock taken parked and was woken again). Callers pass a few thousand at a
 // time, so that a shard is held for a fraction of a millisecond.
-func (c *Cache) PutAll(recs []vertex.Record, deleted []vertex.ID) {
+func (c *Cache) Refresh(recs []vertex.Record, deleted []vertex.ID) {
 	for i := range c.shards {
 		s := &c.shards[i]
 		locked := false
@@ -271,7 +285,9 @@ func (c *Cache) PutAll(recs []vertex.Record, deleted []vertex.ID) {
 					s.mu.Lock()
 					locked = true
 				}
-				s.put(r.ID, r.Rec, false)
+				if s.idx.Find(r.ID) >= 0 || s.hasRoom(len(r.Rec)) {
+					s.put(r.ID, r.Rec, false)
+				}
 			}
 		}
 		for _, id := range deleted {
@@ -288,6 +304,17 @@ func (c *Cache) PutAll(recs []vertex.Record, deleted []vertex.ID) {
 		}
 	}
 	runtime.KeepAlive(c)
+}
+
+// hasRoom reports whether an unpinned record of n bytes can be added without
+// evicting a cached one: the index is not full and the record fits at the
+// end of the head's chunk or in the next one, still empty.
+func (s *cacheShard) hasRoom(n int) bool {
+	if len(s.chunks) == 0 || s.idx.Len() >= s.idx.Max() {
+		return false
+	}
+	n += entryHeader
+	return len(s.chunks[s.head])+n <= s.chunk || len(s.chunks[(s.head+1)%len(s.chunks)]) == 0
 }
 
 // put is Put (pin false) or PutPinned with the shard's lock held.
@@ -327,6 +354,14 @@ func (s *cacheShard) put(id vertex.ID, rec []byte, pin bool) {
 			s.advance(i < len(s.chunks))
 		}
 	}
+	if mark != 0 && 2*(s.headPins+n) > s.chunk && len(s.chunks[(s.head+1)%len(s.chunks)]) == 0 {
+		// The head's chunk would be over half pinned, and the ring has not
+		// come round: start the next chunk, so that a cache filled with
+		// pins at once (Frame.PrefetchUpperLevels after a restart) holds at
+		// most half a chunk of them in each, all of which recycle keeps.
+		// Packed, the first round of the ring dropped half of them.
+		s.advance(false)
+	}
 	for i := 0; len(s.chunks[s.head])+n > s.chunk; i++ {
 		s.advance(i == 0) // does not fit: the next chunk (which it fits, pins or not)
 	}
@@ -336,6 +371,9 @@ func (s *cacheShard) put(id vertex.ID, rec []byte, pin bool) {
 	ch = binary.BigEndian.AppendUint16(ch, uint16(size))
 	ch = binary.BigEndian.AppendUint16(ch, uint16(size))
 	s.chunks[s.head] = appendRecord(ch, rec, mark)
+	if mark != 0 {
+		s.headPins += n
+	}
 	// The old version's entry, if still there (the advances above may
 	// have recycled it), is replaced.
 	if was, had := s.idx.Swap(id, off|mark); mark != 0 && (!had || was&pinBit == 0) {
@@ -359,7 +397,7 @@ func appendRecord(dst, rec []byte, mark uint64) []byte {
 // fits in half the chunk, so an entry a put makes always fits after it.
 func (s *cacheShard) advance(keepPins bool) {
 	s.head = (s.head + 1) % len(s.chunks)
-	s.recycle(s.head, keepPins)
+	s.headPins = s.recycle(s.head, keepPins)
 }
 
 // eachLive calls fn for each entry of chunk ci that is still indexed there,
@@ -379,8 +417,9 @@ func (s *cacheShard) eachLive(ci int, fn func(id vertex.ID, slot int, e []byte))
 
 // recycle empties chunk ci before the ring's head writes into it again,
 // dropping the index entries that still point into it; with keepPins its
-// pinned records are moved to its start instead, up to half the chunk.
-func (s *cacheShard) recycle(ci int, keepPins bool) {
+// pinned records are moved to its start instead, up to half the chunk. It
+// returns the bytes kept.
+func (s *cacheShard) recycle(ci int, keepPins bool) int {
 	ch := s.chunks[ci]
 	base := uint64(ci) * uint64(s.chunk)
 	kept := 0
@@ -396,6 +435,7 @@ func (s *cacheShard) recycle(ci int, keepPins bool) {
 	})
 	s.bytes -= len(ch) - kept
 	s.chunks[ci] = ch[:kept]
+	return kept
 }
 
 // Stats reports the cache's counters and size.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/hexstate/hexstate/vertex"
@@ -56,7 +57,7 @@ func TestCacheReplaceInPlace(t *testing.T) {
 	if st := c.Stats(); st.Entries != 1 || st.Bytes <= held {
 		t.Fatalf("stats after a larger update: %+v (held %d before)", st, held)
 	}
-	c.PutAll(nil, []vertex.ID{7})
+	c.Refresh(nil, []vertex.ID{7})
 	if got := ciGet(t, c, 7); got != "" || c.Contains(7) {
 		t.Fatalf("removed id still cached: %q", got)
 	}
@@ -130,10 +131,11 @@ func TestCacheCorruptRecordDropped(t *testing.T) {
 	}
 }
 
-// TestCachePutAll: PutAll leaves the cache as Put of each record and then
-// a removal of each deleted ID would: new versions replace cached ones, new IDs
-// are added, deleted IDs are gone, IDs in neither keep their records.
-func TestCachePutAll(t *testing.T) {
+// TestCacheRefresh: on a cache with room, Refresh leaves it as Put of each
+// record and then a removal of each deleted ID would: new versions replace
+// cached ones, new IDs are added, deleted IDs are gone, IDs in neither keep
+// their records.
+func TestCacheRefresh(t *testing.T) {
 	c := New(8 << 20)
 	for id := vertex.ID(1); id <= 3000; id++ {
 		c.Put(id, ciRecord(fmt.Sprint("old", id)))
@@ -146,7 +148,7 @@ func TestCachePutAll(t *testing.T) {
 	for id := vertex.ID(3); id <= 3000; id += 6 {
 		deleted = append(deleted, id)
 	}
-	c.PutAll(recs, deleted)
+	c.Refresh(recs, deleted)
 	for id := vertex.ID(1); id <= 4000; id++ {
 		var want []byte
 		switch {
@@ -160,6 +162,57 @@ func TestCachePutAll(t *testing.T) {
 		ok, err := c.Get(id, func(rec []byte) error { got = bytes.Clone(rec); return nil })
 		if err != nil || ok != (want != nil) || !bytes.Equal(got, want) {
 			t.Fatalf("ID %d: Get = %v, %v, %q; want %q", id, ok, err, got, want)
+		}
+	}
+}
+
+// TestCacheRefreshEvictsNothing: on a cache whose ring has come round,
+// Refresh replaces the cached versions and removes the deleted IDs, and adds
+// records it did not hold only into room no cached record holds: it evicts
+// none.
+func TestCacheRefreshEvictsNothing(t *testing.T) {
+	pad := strings.Repeat("x", 200) // records large enough for the ring, not the index, to bind
+	rec := func(v string, id vertex.ID) []byte { return ciRecord(fmt.Sprint(v, id, pad)) }
+	c := New(16 << 20)
+	const n = 100000
+	for id := vertex.ID(1); id <= n; id++ {
+		c.Put(id, rec("old", id))
+	}
+	st := c.Stats()
+	if st.Evicted == 0 {
+		t.Fatal("the ring did not come round: the test needs a smaller cache")
+	}
+	var cached []vertex.ID
+	for id := vertex.ID(1); id <= n; id++ {
+		if c.Contains(id) {
+			cached = append(cached, id)
+		}
+	}
+	var recs []vertex.Record
+	for id := vertex.ID(1); id <= 2*n; id += 3 { // cached, evicted and new IDs
+		recs = append(recs, vertex.Record{ID: id, Rec: rec("new", id)})
+	}
+	deleted := []vertex.ID{cached[0], cached[1]}
+	c.Refresh(recs, deleted)
+	got := c.Stats()
+	if got.Evicted != st.Evicted {
+		t.Fatalf("Refresh evicted %d records", got.Evicted-st.Evicted)
+	}
+	if added := got.Entries - (st.Entries - len(deleted)); added > len(recs)/10 {
+		t.Fatalf("Refresh added %d of %d records to a full cache", added, len(recs))
+	}
+	for _, id := range cached[2:] {
+		want := fmt.Sprint("old", id, pad)
+		if id%3 == 1 {
+			want = fmt.Sprint("new", id, pad)
+		}
+		if got := ciGet(t, c, id); got != want {
+			t.Fatalf("ID %d reads %q after Refresh, want %q", id, got, want)
+		}
+	}
+	for _, id := range deleted {
+		if c.Contains(id) {
+			t.Fatalf("deleted ID %d still cached", id)
 		}
 	}
 }
@@ -187,9 +240,9 @@ func BenchmarkGet(b *testing.B) {
 	}
 }
 
-// BenchmarkPutAll replaces random vertices of 2M cached ones, 4,096 per call,
+// BenchmarkRefresh replaces random vertices of 2M cached ones, 4,096 per call,
 // as the background writer refreshes the cache after a persist.
-func BenchmarkPutAll(b *testing.B) {
+func BenchmarkRefresh(b *testing.B) {
 	const n = 2_000_000
 	c := benchCache(n)
 	r := rand.New(rand.NewPCG(3, 4))
@@ -201,7 +254,7 @@ func BenchmarkPutAll(b *testing.B) {
 		for j := range recs {
 			recs[j] = vertex.Record{ID: vertex.ID(1 + r.IntN(n)), Rec: rec}
 		}
-		c.PutAll(recs, nil)
+		c.Refresh(recs, nil)
 	}
 }
 

@@ -3,6 +3,7 @@ package reccache
 import (
 	"bytes"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/hexstate/hexstate/hashkey"
@@ -65,7 +66,7 @@ func TestCachePinnedSurviveTheRing(t *testing.T) {
 	}
 	// New versions, one in place and one larger (appended), stay pinned.
 	c.Put(1, ciRecord("pinned-X"))
-	c.PutAll([]vertex.Record{{ID: 2, Rec: ciRecord("pinned-2, a longer second version")}}, nil)
+	c.Refresh([]vertex.Record{{ID: 2, Rec: ciRecord("pinned-2, a longer second version")}}, nil)
 	turnRing(c, 100000, 50000)
 	checkPinned(t, c, "after updates")
 	if got := ciGet(t, c, 1); got != "pinned-X" {
@@ -75,7 +76,7 @@ func TestCachePinnedSurviveTheRing(t *testing.T) {
 		t.Fatalf("id 2 after a larger update and the ring's turns: %q", got)
 	}
 	// A removed pinned record is gone for good.
-	c.PutAll(nil, []vertex.ID{3})
+	c.Refresh(nil, []vertex.ID{3})
 	turnRing(c, 200000, 50000)
 	if c.Contains(3) {
 		t.Fatal("a removed pinned record came back")
@@ -168,8 +169,8 @@ func TestCachePinnedWithoutChildKeys(t *testing.T) {
 	c.PutPinned(1, branch(1<<20)) // pinned with its keys
 	c.Put(2, branch(2<<20))       // unpinned
 	c.PutPinned(3, vertex.AppendWithoutChildKeys(nil, branch(3<<20)))
-	c.PutAll([]vertex.Record{{ID: 3, Rec: branch(3 << 20)}}, nil) // a persist's version with keys
-	c.Put(3, branch(3<<20))                                       // a hash's
+	c.Refresh([]vertex.Record{{ID: 3, Rec: branch(3 << 20)}}, nil) // a persist's version with keys
+	c.Put(3, branch(3<<20))                                        // a hash's
 	for id, pinned := range map[vertex.ID]bool{1: true, 2: false, 3: true} {
 		rec, want := cached(c, id), branch(id<<20)
 		if pinned {
@@ -184,5 +185,29 @@ func TestCachePinnedWithoutChildKeys(t *testing.T) {
 	}
 	if n := checkPinned(t, c, "after the puts"); n != 2 {
 		t.Fatalf("%d pinned, want 2", n)
+	}
+}
+
+// A cache filled with pins at once (as PrefetchUpperLevels fills it after a
+// restart) keeps them all when the ring comes round, as long as they take
+// less than half of it: they are spread at most half a chunk to a chunk.
+func TestCachePinsSpreadWhileFilling(t *testing.T) {
+	c := New(16 << 20)
+	pad := strings.Repeat("p", 80)
+	const pins = 40000 // ~4.4 MiB of the ~12 MiB ring
+	for id := vertex.ID(1); id <= pins; id++ {
+		c.PutPinned(id, ciRecord(fmt.Sprint(id, pad)))
+	}
+	turnRing(c, pins+1, 1_000_000)
+	if c.Stats().Evicted == 0 {
+		t.Fatal("the ring did not come round")
+	}
+	if n := checkPinned(t, c, "after the ring's turns"); n != pins {
+		t.Fatalf("%d of %d pins kept", n, pins)
+	}
+	for id := vertex.ID(1); id <= pins; id += 97 {
+		if got := ciGet(t, c, id); got != fmt.Sprint(id, pad) {
+			t.Fatalf("pinned id %d reads %q", id, got)
+		}
 	}
 }
