@@ -56,8 +56,7 @@ func TestJournalCrashChild(t *testing.T) {
 	trietest.Must(t, err, "child: rocks.Open")
 	db, err := trie.Open(st, nil) // journalling is on by default on RocksDB
 	trietest.Must(t, err, "child: trie.Open")
-	log, err := os.OpenFile(os.Getenv(journalCrashEnvLog), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	trietest.Must(t, err, "child: log")
+	log := crashOpenLog(t, os.Getenv(journalCrashEnvLog))
 	tip, b := journalCrashTip(db)
 	for b++; b <= journalCrashBlocks; b++ {
 		var fr *trie.Frame
