@@ -49,9 +49,9 @@ import (
 // pins take at most half the ring and every turn of the ring frees room.
 // While the ring fills, a pinned put that would take its chunk past half
 // starts the next chunk instead, so a cache filled with pins at once keeps
-// them all when the ring comes round. A
-// new version of a pinned record (Put, Refresh) stays pinned; a full round of
-// the ring that freed no room in the index drops pinned records too.
+// them all when the ring comes round. A new version of a pinned record (Put,
+// Refresh) stays pinned; a full round of the ring that freed no room in the
+// index drops pinned records too.
 //
 // A pinned branch is kept without its children's keys (a persist's records
 // and a hash's carry them, vertex.AppendWithoutChildKeys): they make a branch
@@ -253,7 +253,7 @@ func (c *Cache) PutPinned(id vertex.ID, rec []byte) {
 func (c *Cache) putOne(id vertex.ID, rec []byte, pin bool) {
 	s := c.shard(id)
 	s.mu.Lock()
-	s.put(id, rec, pin)
+	s.put(id, rec, pin, true)
 	s.mu.Unlock()
 	runtime.KeepAlive(c) // its cleanup frees what s points into
 }
@@ -285,9 +285,7 @@ func (c *Cache) Refresh(recs []vertex.Record, deleted []vertex.ID) {
 					s.mu.Lock()
 					locked = true
 				}
-				if s.idx.Find(r.ID) >= 0 || s.hasRoom(len(r.Rec)) {
-					s.put(r.ID, r.Rec, false)
-				}
+				s.put(r.ID, r.Rec, false, false)
 			}
 		}
 		for _, id := range deleted {
@@ -306,23 +304,30 @@ func (c *Cache) Refresh(recs []vertex.Record, deleted []vertex.ID) {
 	runtime.KeepAlive(c)
 }
 
-// hasRoom reports whether an unpinned record of n bytes can be added without
-// evicting a cached one: the index is not full and the record fits at the
-// end of the head's chunk or in the next one, still empty.
-func (s *cacheShard) hasRoom(n int) bool {
-	if len(s.chunks) == 0 || s.idx.Len() >= s.idx.Max() {
-		return false
-	}
-	n += entryHeader
-	return len(s.chunks[s.head])+n <= s.chunk || len(s.chunks[(s.head+1)%len(s.chunks)]) == 0
+// filling reports whether the ring has not come round yet: the chunk after
+// the head has never been written.
+func (s *cacheShard) filling() bool {
+	return len(s.chunks[(s.head+1)%len(s.chunks)]) == 0
 }
 
-// put is Put (pin false) or PutPinned with the shard's lock held.
-func (s *cacheShard) put(id vertex.ID, rec []byte, pin bool) {
+// hasRoom reports whether an entry of n bytes can be added without evicting
+// a cached one: the index is not full and the entry fits at the end of the
+// head's chunk, or the ring is still filling.
+func (s *cacheShard) hasRoom(n int) bool {
+	return s.idx.Len() < s.idx.Max() && (len(s.chunks[s.head])+n <= s.chunk || s.filling())
+}
+
+// put is Put (pin false) or PutPinned with the shard's lock held; with
+// mayEvict false (Refresh) a record whose ID is not cached is added only if
+// that evicts nothing.
+func (s *cacheShard) put(id vertex.ID, rec []byte, pin, mayEvict bool) {
 	if len(s.chunks) == 0 {
 		return
 	}
 	old, had := s.idx.Get(id)
+	if !had && !mayEvict && !s.hasRoom(entryHeader+len(rec)) {
+		return
+	}
 	mark, size := uint64(0), len(rec)
 	if pin || old&pinBit != 0 {
 		mark = pinBit
@@ -354,7 +359,7 @@ func (s *cacheShard) put(id vertex.ID, rec []byte, pin bool) {
 			s.advance(i < len(s.chunks))
 		}
 	}
-	if mark != 0 && 2*(s.headPins+n) > s.chunk && len(s.chunks[(s.head+1)%len(s.chunks)]) == 0 {
+	if mark != 0 && 2*(s.headPins+n) > s.chunk && s.filling() {
 		// The head's chunk would be over half pinned, and the ring has not
 		// come round: start the next chunk, so that a cache filled with
 		// pins at once (Frame.PrefetchUpperLevels after a restart) holds at
