@@ -88,12 +88,21 @@ func (fr *Frame) storedSlots(base vertex.ID, used uint16) uint16 {
 // decode is left for the hasher to report.
 func (fr *Frame) prefetchDirty(id vertex.ID, workers int) error {
 	var tasks []readTask
-	var accts []vertex.ID // stored clean children: accounts among them need their storage roots
-	stack := []vertex.ID{id}
+	// accts is the clean children in the account trie that the first round
+	// reads: the accounts among them need their storage roots. A storage
+	// trie's children are never accounts, so the walk notes which trie each
+	// vertex is in. (A cached account's storage root was read with it, or by
+	// Prefetch.)
+	var accts []vertex.ID
+	type dirtyVertex struct {
+		id      vertex.ID
+		storage bool
+	}
+	stack := []dirtyVertex{{id: id, storage: id != vertex.RootID}} // a storage root otherwise
 	for len(stack) > 0 {
-		id := stack[len(stack)-1]
+		d := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		v, ok := fr.lookupFrames(id)
+		v, ok := fr.lookupFrames(d.id)
 		if !ok || v == nil || !v.Key.IsVoid() {
 			continue // stored (clean), deleted, or hashed already
 		}
@@ -102,7 +111,7 @@ func (fr *Frame) prefetchDirty(id vertex.ID, workers int) error {
 				if s := v.Acc.Storage; fr.stored(s) {
 					tasks = append(tasks, readTask{first: s})
 				} else {
-					stack = append(stack, s)
+					stack = append(stack, dirtyVertex{id: s, storage: true})
 				}
 			}
 			continue
@@ -118,15 +127,18 @@ func (fr *Frame) prefetchDirty(id vertex.ID, workers int) error {
 			}
 			c := v.Child(n)
 			if _, ok := fr.lookupFrames(c); ok {
-				stack = append(stack, c)
+				stack = append(stack, dirtyVertex{id: c, storage: d.storage})
 				continue
 			}
-			accts = append(accts, c)
-			switch {
-			case fr.db.cache.Contains(c):
-			case v.Kids != nil:
+			if fr.db.cache.Contains(c) {
+				continue
+			}
+			if !d.storage {
+				accts = append(accts, c)
+			}
+			if v.Kids != nil {
 				tasks = append(tasks, readTask{first: c})
-			default:
+			} else {
 				group |= 1 << n
 			}
 		}
