@@ -31,10 +31,17 @@ const prefetchMin = 4
 const prefetchReaders = 4
 
 // prefetchSkip is how many hashes skip the prefetch after one that found
-// fewer than prefetchMin reads to make: with the state in the caches the walk
-// finds nothing, and it need not be repeated for every hash to notice when
-// that changes.
+// few reads to make (fewer than prefetchMin, or than one per
+// prefetchWalkPerRead vertices walked): with the state in the caches, or
+// the block's paths read by Frame.Prefetch, the walk finds next to nothing,
+// and it need not be repeated for every hash to notice when that changes.
 const prefetchSkip = 7
+
+// prefetchWalkPerRead is how many dirty vertices the walk may visit for each
+// read it finds and still be worth repeating: a vertex visited costs about a
+// microsecond, a read the hasher makes itself (one at a time) a hundred or
+// more. At 10M accounts a block's walk visits ~33k vertices (~35 ms).
+const prefetchWalkPerRead = 128
 
 // prefetchDue reports whether the next hash should prefetch, counting down
 // the hashes left to skip.
@@ -84,8 +91,9 @@ func (fr *Frame) storedSlots(base vertex.ID, used uint16) uint16 {
 
 // prefetchDirty loads into the cache the stored records that hashing the
 // dirty vertices under id will read (see above), when there are at least
-// prefetchMin reads to make (else the next prefetchSkip hashes skip it). Errors are the backend's; a record that fails to
-// decode is left for the hasher to report.
+// prefetchMin reads to make; when there are few (prefetchSkip), the next
+// prefetchSkip hashes skip it. Errors are the backend's; a record that fails
+// to decode is left for the hasher to report.
 func (fr *Frame) prefetchDirty(id vertex.ID, workers int) error {
 	var tasks []readTask
 	// accts is the clean children in the account trie that the first round
@@ -94,6 +102,7 @@ func (fr *Frame) prefetchDirty(id vertex.ID, workers int) error {
 	// vertex is in. (A cached account's storage root was read with it, or by
 	// Prefetch.)
 	var accts []vertex.ID
+	visited := 0
 	type dirtyVertex struct {
 		id      vertex.ID
 		storage bool
@@ -102,6 +111,7 @@ func (fr *Frame) prefetchDirty(id vertex.ID, workers int) error {
 	for len(stack) > 0 {
 		d := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
+		visited++
 		v, ok := fr.lookupFrames(d.id)
 		if !ok || v == nil || !v.Key.IsVoid() {
 			continue // stored (clean), deleted, or hashed already
@@ -146,8 +156,10 @@ func (fr *Frame) prefetchDirty(id vertex.ID, workers int) error {
 			tasks = append(tasks, readTask{first: v.Base, used: group})
 		}
 	}
-	if len(tasks) < prefetchMin {
+	if len(tasks) < prefetchMin || len(tasks)*prefetchWalkPerRead < visited {
 		fr.db.prefetchIdle.Store(prefetchSkip)
+	}
+	if len(tasks) < prefetchMin {
 		return nil
 	}
 	if err := fr.db.readParallel(tasks, workers); err != nil {

@@ -74,6 +74,14 @@ func (fr *Frame) Prefetch(accounts []hashkey.Hash, slots []StorageKey) error {
 				return fmt.Errorf("trie: prefetch: %w", err)
 			}
 			if !waiting {
+				if groups && c.id == vertex.NoID && c.group != vertex.NoID && round[c.group] == 0 {
+					// The path ended in a v2 branch the write will change
+					// (endAt): read its children for the hash.
+					round[c.group] = c.used
+					if slots := fr.storedSlots(c.group, c.used); slots != 0 {
+						cold = append(cold, readTask{first: c.group, used: slots})
+					}
+				}
 				continue
 			}
 			earlier, ok := fetched[c.id]
@@ -143,14 +151,21 @@ type prefetchCursor struct {
 
 // advance walks c down through the vertices memory holds; it reports whether
 // c stopped at a vertex only the backend holds (c.id) rather than at the end
-// of its path.
+// of its path. A path that ends in a branch (at an empty slot, or off its
+// path) ends with endAt.
 func (fr *Frame) advance(c *prefetchCursor) (waiting bool, err error) {
 	for {
 		v, ok, err := fr.getWarm(c.id)
 		if err != nil || !ok {
 			return !ok, err
 		}
-		if v == nil || !bytes.HasPrefix(c.path, v.Path) {
+		if v == nil {
+			return false, nil
+		}
+		if !bytes.HasPrefix(c.path, v.Path) {
+			if v.Kind == vertex.Branch {
+				c.endAt(v) // a write splits v's path
+			}
 			return false, nil
 		}
 		c.path = c.path[len(v.Path):]
@@ -165,11 +180,23 @@ func (fr *Frame) advance(c *prefetchCursor) (waiting bool, err error) {
 			return false, nil
 		}
 		if c.id = v.Child(int(c.path[0])); c.id == vertex.NoID {
+			c.endAt(v) // a write puts a leaf in the empty slot
 			return false, nil
 		}
 		if c.group = vertex.NoID; v.Kids == nil {
 			c.group, c.used = v.Base, v.Used
 		}
 		c.path = c.path[1:]
+	}
+}
+
+// endAt ends c at branch v, which a write to c's key changes (a leaf put in
+// an empty slot, or v's path split by a new branch above it): hashing v then
+// needs its other children, so c names v's slot group (c.group, c.used; NoID
+// for a v1 branch) with c.id NoID.
+func (c *prefetchCursor) endAt(v *node) {
+	c.id, c.group, c.used = vertex.NoID, vertex.NoID, 0
+	if v.Kids == nil {
+		c.group, c.used = v.Base, v.Used
 	}
 }

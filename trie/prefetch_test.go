@@ -140,3 +140,33 @@ func TestPrefetchUpperLevelsBesideBlocks(t *testing.T) {
 	trietest.Must(t, <-done, "PrefetchUpperLevels")
 	trietest.CheckState(t, db.Begin(), m)
 }
+
+// TestPrefetchNewKeysCoverTheHash: Prefetch of keys the state does not hold
+// yet reads, where a key's path ends in a branch (at an empty slot, or off
+// the branch's path), that branch's children, which the write's hash needs:
+// on a reopened keys-once v2 store, a block that inserts the prefetched
+// accounts hashes without a backend read, and its root is the model's.
+func TestPrefetchNewKeysCoverTheHash(t *testing.T) {
+	s := trietest.NewStore(t, trietest.Memory)
+	s.Records = vertex.KeysOnce
+	db := s.Open(vertex.FormatV2)
+	m := trietest.Genesis(t, db, 4000)
+	db = s.Reopen(db, vertex.FormatV2)
+	var accts []hashkey.Hash
+	for i := 4000; i < 4200; i++ {
+		accts = append(accts, trietest.Addr(i))
+	}
+	parent := db.Begin()
+	fr := parent.Begin()
+	trietest.Must(t, parent.Prefetch(accts, nil), "Prefetch")
+	for i := 4000; i < 4200; i++ {
+		trietest.PutAccount(t, fr, m, trietest.Addr(i), trietest.Acc(1, uint64(i)))
+	}
+	before := db.BackendStats()
+	_, err := fr.StateRoot()
+	trietest.Must(t, err, "StateRoot")
+	if d := trietest.StatsDiff(db.BackendStats(), before); d.Reads() != 0 {
+		t.Fatalf("hashing 200 prefetched new accounts read the backend: %+v", d)
+	}
+	trietest.CheckRoot(t, fr, vertex.FormatV2, m, "block of new accounts")
+}
