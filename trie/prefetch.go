@@ -91,16 +91,17 @@ func (fr *Frame) storedSlots(base vertex.ID, used uint16) uint16 {
 
 // prefetchDirty loads into the cache the stored records that hashing the
 // dirty vertices under id will read (see above), when there are at least
-// prefetchMin reads to make; when there are few (prefetchSkip), the next
-// prefetchSkip hashes skip it. Errors are the backend's; a record that fails
-// to decode is left for the hasher to report.
+// prefetchMin reads to make. A walk that finds few (see prefetchSkip) makes
+// the next prefetchSkip hashes skip it. Errors are the backend's; a record
+// that fails to decode is left for the hasher to report.
 func (fr *Frame) prefetchDirty(id vertex.ID, workers int) error {
 	var tasks []readTask
 	// accts is the clean children in the account trie that the first round
 	// reads: the accounts among them need their storage roots. A storage
 	// trie's children are never accounts, so the walk notes which trie each
-	// vertex is in. (A cached account's storage root was read with it, or by
-	// Prefetch.)
+	// vertex is in. (An account the cache holds was cached with its storage
+	// root, by Prefetch or an earlier hash; the hasher reads a root evicted
+	// since.)
 	var accts []vertex.ID
 	visited := 0
 	type dirtyVertex struct {
