@@ -122,11 +122,7 @@ func TestPrefetchUpperLevels(t *testing.T) {
 // so each Persist waits for one part): the blocks' roots and the state stay
 // the model's. Run with -race.
 func TestPrefetchUpperLevelsBesideBlocks(t *testing.T) {
-	s := trietest.NewStore(t, trietest.Memory)
-	s.Records = vertex.KeysOnce
-	db := s.Open(vertex.FormatV2)
-	m := trietest.Genesis(t, db, 4000)
-	db = s.Reopen(db, vertex.FormatV2)
+	db, m := reopenedGenesis(t, 4000)
 	done := make(chan error, 1)
 	go func() { done <- db.Begin().PrefetchUpperLevels() }()
 	for b := uint64(1); b <= 8; b++ {
@@ -147,11 +143,7 @@ func TestPrefetchUpperLevelsBesideBlocks(t *testing.T) {
 // on a reopened keys-once v2 store, a block that inserts the prefetched
 // accounts hashes without a backend read, and its root is the model's.
 func TestPrefetchNewKeysCoverTheHash(t *testing.T) {
-	s := trietest.NewStore(t, trietest.Memory)
-	s.Records = vertex.KeysOnce
-	db := s.Open(vertex.FormatV2)
-	m := trietest.Genesis(t, db, 4000)
-	db = s.Reopen(db, vertex.FormatV2)
+	db, m := reopenedGenesis(t, 4000)
 	var accts []hashkey.Hash
 	for i := 4000; i < 4200; i++ {
 		accts = append(accts, trietest.Addr(i))
@@ -169,4 +161,14 @@ func TestPrefetchNewKeysCoverTheHash(t *testing.T) {
 		t.Fatalf("hashing 200 prefetched new accounts read the backend: %+v", d)
 	}
 	trietest.CheckRoot(t, fr, vertex.FormatV2, m, "block of new accounts")
+}
+
+// reopenedGenesis returns a keys-once v2 store in memory holding the genesis
+// of n accounts (trietest.Genesis), reopened: its caches empty.
+func reopenedGenesis(t *testing.T, n int) (*trie.DB, trietest.Model) {
+	s := trietest.NewStore(t, trietest.Memory)
+	s.Records = vertex.KeysOnce
+	db := s.Open(vertex.FormatV2)
+	m := trietest.Genesis(t, db, n)
+	return s.Reopen(db, vertex.FormatV2), m
 }
