@@ -125,11 +125,17 @@ var rocksIngestBytes int64
 // the default).
 var rocksBlockBytes int
 
+// rocksStats (flag -rocks-stats, default on) is rocks.Options.Statistics:
+// the data blocks, index and filter blocks and file reads the read-path
+// table reports. They cost a client's store CPU (~13 % of a 10M block,
+// docs/benchmarks.md §10.16); off, those columns read 0.
+var rocksStats = true
+
 // rocksOptions are the options every hexstate store of a run is opened with:
-// statistics on, a block cache of cacheBytes, and the -rocks-* flags.
+// a block cache of cacheBytes, and the -rocks-* flags.
 func rocksOptions(cacheBytes int) *rocks.Options {
 	return &rocks.Options{
-		Statistics:            true,
+		Statistics:            rocksStats,
 		BlockCacheBytes:       uint64(cacheBytes),
 		BlockSizeBytes:        rocksBlockBytes,
 		LowPriorityBackground: rocksLowPriority,

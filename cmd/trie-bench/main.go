@@ -84,6 +84,7 @@ func run(args []string, out io.Writer) error {
 	fs.IntVar(&f.reps, "reps", 3, "bulkload mode: repetitions (the fastest is reported)")
 	fs.StringVar(&f.build, "build", "bulk", "how hexstate builds the initial state: bulk (BulkLoadAccounts in a frame, then Persist) or stream (StateLoader: memory independent of the state's size)")
 	recs := fs.String("records", "", "hexstate record variant of new stores: keys-once or child-key-copies (default: the trie package's, keys-once); an existing store follows its own")
+	fs.BoolVar(&rocksStats, "rocks-stats", true, "hexstate: RocksDB statistics, for the read-path table's block and file counts (off: as a client runs it)")
 	fs.BoolVar(&rocksLowPriority, "rocks-low-priority", false, "hexstate: run RocksDB's flushes and compactions at the lowest CPU priority")
 	ingestMB := fs.Int64("rocks-ingest-mb", 0, "hexstate: write batches of at least this many MiB as ingested SST files (rocks.Options.IngestBytes; 0: the default, -1: never)")
 	fs.IntVar(&rocksBlockBytes, "rocks-block-kb", 0, "hexstate: RocksDB data block size in KiB for the files a run writes (rocks.Options.BlockSizeBytes; 0: the default)")
