@@ -243,12 +243,8 @@ func (db *DB) readParallel(tasks []readTask, workers int) error {
 // carry keys the record lacks, or the pending write does, which is newer.
 // Like every cached record it is checked when decoded.
 func (db *DB) cacheRead(id vertex.ID, rec []byte, pin bool) {
-	switch {
-	case db.cache.Contains(id) || db.inPending(id):
-	case pin && vertex.RecordKind(rec) == vertex.Branch:
-		db.cache.PutPinned(id, rec)
-	default:
-		db.cache.Put(id, rec)
+	if !db.inPending(id) {
+		db.cache.PutAbsent(id, rec, pin && vertex.RecordKind(rec) == vertex.Branch)
 	}
 }
 

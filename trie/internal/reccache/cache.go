@@ -250,6 +250,20 @@ func (c *Cache) PutPinned(id vertex.ID, rec []byte) {
 	c.putOne(id, rec, true)
 }
 
+// PutAbsent is Put (PutPinned with pin) unless id is cached already, whose
+// version may be newer or carry keys rec lacks: a record just read from the
+// store, cached under one lock of the shard where Contains then Put took it
+// twice.
+func (c *Cache) PutAbsent(id vertex.ID, rec []byte, pin bool) {
+	s := c.shard(id)
+	s.mu.Lock()
+	if s.idx.Find(id) < 0 {
+		s.put(id, rec, pin, true)
+	}
+	s.mu.Unlock()
+	runtime.KeepAlive(c) // its cleanup frees what s points into
+}
+
 func (c *Cache) putOne(id vertex.ID, rec []byte, pin bool) {
 	s := c.shard(id)
 	s.mu.Lock()

@@ -344,3 +344,19 @@ func TestCacheCountsEvictions(t *testing.T) {
 		t.Fatalf("after 100,000 records in a 1 MiB cache: %+v, want Evicted + Entries = 100,000", st)
 	}
 }
+
+// TestCachePutAbsent: PutAbsent leaves a cached version as it is (pin and
+// all), and caches an absent ID's record, pinned when asked.
+func TestCachePutAbsent(t *testing.T) {
+	c := New(16 << 20)
+	c.Put(7, ciRecord("cached"))
+	c.PutAbsent(7, ciRecord("read"), true)
+	if got, st := ciGet(t, c, 7), c.Stats(); got != "cached" || st.Pinned != 0 {
+		t.Fatalf("PutAbsent over a cached ID: got %q, %d pinned", got, st.Pinned)
+	}
+	c.PutAbsent(8, ciRecord("read"), true)
+	c.PutAbsent(9, ciRecord("read"), false)
+	if a, b, st := ciGet(t, c, 8), ciGet(t, c, 9), c.Stats(); a != "read" || b != "read" || st.Pinned != 1 || st.Entries != 3 {
+		t.Fatalf("PutAbsent of absent IDs: %q, %q, stats %+v", a, b, st)
+	}
+}
