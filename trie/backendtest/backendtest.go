@@ -39,6 +39,7 @@ func Run(t *testing.T, open func(t *testing.T) trie.Backend) {
 	t.Run("Stats", func(t *testing.T) { testStats(t, fresh(t)) })
 	t.Run("ConcurrentReads", func(t *testing.T) { testConcurrentReads(t, fresh(t)) })
 	t.Run("Leaves", func(t *testing.T) { testLeaves(t, fresh(t)) })
+	t.Run("LeavesMany", func(t *testing.T) { testLeavesMany(t, fresh(t)) })
 	t.Run("CloseTwice", func(t *testing.T) {
 		b := open(t)
 		if err := b.Close(); err != nil {

@@ -91,3 +91,60 @@ func testLeaves(t *testing.T, b trie.Backend) {
 		t.Fatalf("LeafReads grew by %d for 3 keys", d)
 	}
 }
+
+// testLeavesMany asks Leaves for more keys than one batch of a store may take
+// (a RocksDB store hands 64 per call), in no order, accounts' and slots' keys
+// mixed, present (one with an empty value, some large) and absent, and then
+// with fn failing.
+func testLeavesMany(t *testing.T, b trie.Backend) {
+	big := bytes.Repeat([]byte("leaf"), 2<<10) // 8 KiB
+	want := map[string][]byte{}
+	var entries []vertex.LeafEntry
+	var keys [][]byte
+	for n := 0; n < 300; n++ {
+		k := leafKey(32, byte(n%251), byte(n))
+		if n%3 == 0 {
+			k = append(leafKey(32, 0x11, byte(n)), leafKey(32, byte(n%7), byte(n))...)
+		}
+		keys = append(keys, k)
+		if n%5 == 4 {
+			continue // absent
+		}
+		val := []byte(fmt.Sprintf("v%d", n))
+		switch {
+		case n == 7:
+			val = []byte{}
+		case n%50 == 1:
+			val = big
+		}
+		want[string(k)] = val
+		entries = append(entries, vertex.LeafEntry{Key: k, Val: val})
+	}
+	mustWrite(t, b, &vertex.Batch{Leaves: entries})
+	for i, j := 0, len(keys)-1; i < j; i, j = i+2, j-2 { // out of order
+		keys[i], keys[j] = keys[j], keys[i]
+	}
+	next := 0
+	err := b.Leaves(keys, func(i int, v []byte) error {
+		if i != next {
+			return fmt.Errorf("fn called for index %d, want %d", i, next)
+		}
+		next++
+		w, ok := want[string(keys[i])]
+		switch {
+		case !ok && v != nil:
+			return fmt.Errorf("key %x: %q, want nil for an absent entry", keys[i], v)
+		case ok && (v == nil || !bytes.Equal(v, w)):
+			return fmt.Errorf("key %x: %d bytes %.16q (nil %v), want %d bytes %.16q", keys[i], len(v), v, v == nil, len(w), w)
+		}
+		return nil
+	})
+	if err != nil || next != len(keys) {
+		t.Fatalf("Leaves(%d keys): %v after %d calls", len(keys), err, next)
+	}
+	stop := fmt.Errorf("stop")
+	calls := 0
+	if err := b.Leaves(keys, func(int, []byte) error { calls++; return stop }); err != stop || calls != 1 {
+		t.Fatalf("Leaves with fn failing: %v after %d calls, want its error after 1", err, calls)
+	}
+}
