@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,22 +15,35 @@ import (
 // memory, page cache included, at the limit. Each implementation so starts
 // cold and reads from disk what its caches miss, whatever ran before it; the
 // children share -dir, its roots file and the results file, as one run's
-// implementations do.
+// implementations do. A child that fails (the cap's OOM killer, say) does
+// not stop the others; the run ends with a summary of every
+// implementation's blocks (printRunSummary) and the children's errors.
 func runMembound(f *benchFlags, args []string, out io.Writer) error {
 	self, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("-membound: finding this binary: %w", err)
 	}
+	resPath := scaleResultsPath(f)
+	var from int64 // the results file's records before this run
+	if fi, err := os.Stat(resPath); err == nil {
+		from = fi.Size()
+	}
 	rest := withoutFlags(args, "membound", "membound-cmd", "impl")
+	var errs []error
 	for _, name := range f.impls {
 		cmd := exec.Command(f.memboundCmd, append([]string{f.membound, self, "-impl", name}, rest...)...)
 		cmd.Stdout, cmd.Stderr = out, os.Stderr
 		fmt.Fprintf(out, "\n== %s: %s\n", name, strings.Join(cmd.Args, " "))
 		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("-membound: %s: %w", name, err)
+			err = fmt.Errorf("-membound: %s: %w", name, err)
+			fmt.Fprintf(out, "%v; going on with the others\n", err)
+			errs = append(errs, err)
 		}
 	}
-	return nil
+	if err := printRunSummary(out, resPath, from); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
 }
 
 // withoutFlags returns args without the flags named (as -name value,

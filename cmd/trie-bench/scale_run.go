@@ -47,10 +47,7 @@ func runScale(f *benchFlags, out io.Writer) error {
 		return err
 	}
 	defer roots.Close()
-	resPath := f.results
-	if resPath == "" {
-		resPath = filepath.Join(f.dir, "results.jsonl")
-	}
+	resPath := scaleResultsPath(f)
 	res, err := openResults(resPath)
 	if err != nil {
 		return err
@@ -69,6 +66,15 @@ func runScale(f *benchFlags, out io.Writer) error {
 	printReport(out, f, results)
 	printScaleStats(out, results, stats, f.scale.accReads+f.scale.slotReads+f.scale.accWrites+f.scale.slotWrites)
 	return nil
+}
+
+// scaleResultsPath is where a scale run appends its records: -results, or
+// results.jsonl in -dir.
+func scaleResultsPath(f *benchFlags) string {
+	if f.results != "" {
+		return f.results
+	}
+	return filepath.Join(f.dir, "results.jsonl")
 }
 
 // newScaleSide opens implementation name's store in dir.

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestRunSummary: the summary reads only the records after the offset, puts
+// an implementation's two parts together, and compares a hexstate layout
+// with a go-ethereum mode over the blocks both ran.
+func TestRunSummary(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "results.jsonl")
+	w, err := openResults(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block := func(impl string, n uint64, ms float64) {
+		t.Helper()
+		if err := w.write(blockRecord{Kind: "block", Label: "x", Impl: impl, Block: n, TotalMs: ms}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	block("hexstate-v2", 1, 5000) // an earlier run's
+	if err := w.write(runRecord{Kind: "run", Impl: "hexstate-v2"}); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// hexstate-v2 blocks 11-12 and 15-16 at 100 ms; geth 11-12 at 400 and
+	// 13-14 at 300, then killed; geth-state 11-14 and 15-16 at 300.
+	block("hexstate-v2", 11, 100)
+	block("hexstate-v2", 12, 100)
+	block("geth", 11, 400)
+	block("geth", 12, 400)
+	block("geth-state", 11, 300)
+	block("geth-state", 12, 300)
+	block("geth-state", 13, 300)
+	block("geth-state", 14, 300)
+	block("geth", 13, 300)
+	block("geth", 14, 300)
+	block("hexstate-v2", 15, 100)
+	block("hexstate-v2", 16, 100)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if err := printRunSummary(&out, path, fi.Size()); err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(strings.Fields(out.String()), " ") // the table's columns are padded
+	for _, want := range []string{
+		"hexstate-v2 4 2 11 16 100.00 100.00 100.00",
+		"geth 4 1 11 14 350.00 300.00 400.00",
+		"hexstate-v2 / geth: 0.25 (block means over the 2 blocks both ran: 100.00 against 400.00 ms)",
+		"hexstate-v2 / geth-state: 0.33 (block means over the 2 blocks both ran: 100.00 against 300.00 ms)",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("summary lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "5000") {
+		t.Errorf("summary counts a record from before the offset:\n%s", got)
+	}
+}
