@@ -26,8 +26,12 @@ import (
 // below it the goroutines cost more than they save.
 const prefetchMin = 4
 
-// prefetchReaders is how many reads run at once per worker: reads wait on the
-// disk more than they use a core, so several per core keep the device busy.
+// prefetchReaders is how many reads run at once per worker (a core, for
+// Frame.Prefetch and PrefetchReads): reads wait on the disk more than they
+// use a core, so several per core keep the device busy. Not many more: each
+// read costs CPU too (RocksDB's lookup, and on the benchmark VM ~40 µs of
+// kernel time per file read), and at 10M accounts on two cores 16 reads in
+// flight per prefetch made blocks slower than 8 (benchmarks.md §10.17).
 const prefetchReaders = 4
 
 // prefetchSkip is how many hashes skip the prefetch after one that found

@@ -2,6 +2,7 @@ package trie
 
 import (
 	"fmt"
+	"runtime"
 
 	"github.com/hexstate/hexstate/vertex"
 )
@@ -104,7 +105,7 @@ func (fr *Frame) prefetchLevelPart(part, next []branchAt) ([]branchAt, error) {
 			}
 		}
 	}
-	if err := fr.db.readParallel(reads, prefetchWorkers/prefetchReaders); err != nil {
+	if err := fr.db.readParallel(reads, runtime.GOMAXPROCS(0)); err != nil {
 		return next, fmt.Errorf("trie: prefetch upper levels: %w", err)
 	}
 	return next, nil

@@ -3,6 +3,7 @@ package trie
 import (
 	"bytes"
 	"fmt"
+	"runtime"
 
 	"github.com/hexstate/hexstate/hashkey"
 	"github.com/hexstate/hexstate/vertex"
@@ -21,10 +22,6 @@ type StorageKey struct {
 // levels"). There are at most 16^0 + … + 16^5 ≈ 1.1M of them whatever the
 // state's size, ~60 MB of records.
 const pinDepth = 5
-
-// prefetchWorkers is how many backend reads a prefetch has in flight: reads
-// wait on the disk, not on a core, so more than the cores keep its queue full.
-const prefetchWorkers = 16
 
 // Prefetch reads the trie paths of accounts and slots (the account's path,
 // then the slot's in its storage trie) into the vertex cache, so that the
@@ -104,7 +101,7 @@ func (fr *Frame) Prefetch(accounts []hashkey.Hash, slots []StorageKey) error {
 				}
 			}
 		}
-		if err := fr.db.readParallel(cold, prefetchWorkers/prefetchReaders); err != nil {
+		if err := fr.db.readParallel(cold, runtime.GOMAXPROCS(0)); err != nil {
 			return fmt.Errorf("trie: prefetch: %w", err)
 		}
 		if err := fr.prefetchStorageRoots(round); err != nil {
@@ -135,7 +132,7 @@ func (fr *Frame) prefetchStorageRoots(groups map[vertex.ID]uint16) error {
 			}
 		}
 	}
-	return fr.db.readParallel(roots, prefetchWorkers/prefetchReaders)
+	return fr.db.readParallel(roots, runtime.GOMAXPROCS(0))
 }
 
 // prefetchCursor is one path of a prefetch: the next vertex and the nibbles

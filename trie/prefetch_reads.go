@@ -2,6 +2,7 @@ package trie
 
 import (
 	"fmt"
+	"runtime"
 	"sync"
 
 	"github.com/hexstate/hexstate/hashkey"
@@ -55,14 +56,14 @@ func (fr *Frame) PrefetchReads(accounts []hashkey.Hash, slots []StorageKey) erro
 }
 
 // fetchLeaves reads the index values of keys (nil: absent) in batches of
-// prefetchLeafBatch keys, prefetchWorkers batches at a time.
+// prefetchLeafBatch keys, prefetchReaders batches per core at a time.
 func (db *DB) fetchLeaves(keys [][]byte) ([][]byte, error) {
 	vals := make([][]byte, len(keys))
 	var (
 		wg   sync.WaitGroup
 		mu   sync.Mutex
 		ferr error
-		sem  = make(chan struct{}, prefetchWorkers)
+		sem  = make(chan struct{}, prefetchReaders*runtime.GOMAXPROCS(0))
 	)
 	for lo := 0; lo < len(keys); lo += prefetchLeafBatch {
 		hi := min(lo+prefetchLeafBatch, len(keys))
