@@ -29,9 +29,9 @@ const prefetchMin = 4
 // prefetchReaders is how many reads run at once per worker (a core, for
 // Frame.Prefetch and PrefetchReads): reads wait on the disk more than they
 // use a core, so several per core keep the device busy. Not many more: each
-// read costs CPU too (RocksDB's lookup, and on the benchmark VM ~40 µs of
-// kernel time per file read), and at 10M accounts on two cores 16 reads in
-// flight per prefetch made blocks slower than 8 (benchmarks.md §10.17).
+// read costs CPU too (RocksDB's lookup, the kernel's I/O path, a thread
+// blocked in cgo that the runtime hands off and wakes), so a disk-bound block
+// is CPU-bound on few cores (benchmarks.md §10.15, §10.17).
 const prefetchReaders = 4
 
 // prefetchSkip is how many hashes skip the prefetch after one that found

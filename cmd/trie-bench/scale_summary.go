@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// A -membound run's children each print their own report; runSummary reads
+// A -membound run's children each print their own report; printRunSummary reads
 // back the block records they appended to the results file and reports each
 // implementation over all its parts (an -impl list may name one twice, so
 // that its blocks fall early and late in the run), and each hexstate

@@ -92,10 +92,10 @@ func testLeaves(t *testing.T, b trie.Backend) {
 	}
 }
 
-// testLeavesMany asks Leaves for more keys than one batch of a store may take
-// (a RocksDB store hands 64 per call), in no order, accounts' and slots' keys
-// mixed, present (one with an empty value, some large) and absent, and then
-// with fn failing.
+// testLeavesMany asks Leaves for 300 keys at once (more than a store may
+// look up in one batch), in no order, accounts' and slots' keys mixed,
+// present (one with an empty value, some large) and absent, and then with fn
+// failing.
 func testLeavesMany(t *testing.T, b trie.Backend) {
 	big := bytes.Repeat([]byte("leaf"), 2<<10) // 8 KiB
 	want := map[string][]byte{}
