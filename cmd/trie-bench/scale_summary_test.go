@@ -30,20 +30,20 @@ func TestRunSummary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// hexstate-v2 blocks 11-12 and 15-16 at 100 ms; geth 11-12 at 400 and
-	// 13-14 at 300, then killed; geth-state 11-14 and 15-16 at 300.
-	block("hexstate-v2", 11, 100)
-	block("hexstate-v2", 12, 100)
-	block("geth", 11, 400)
-	block("geth", 12, 400)
-	block("geth-state", 11, 300)
-	block("geth-state", 12, 300)
-	block("geth-state", 13, 300)
-	block("geth-state", 14, 300)
-	block("geth", 13, 300)
-	block("geth", 14, 300)
-	block("hexstate-v2", 15, 100)
-	block("hexstate-v2", 16, 100)
+	// In run order: hexstate-v2 in two parts; geth in two, the second after
+	// geth-state's, and killed before block 15.
+	for _, p := range []struct {
+		impl        string
+		first, last uint64
+		ms          float64
+	}{
+		{"hexstate-v2", 11, 12, 100}, {"geth", 11, 12, 400}, {"geth-state", 11, 14, 300},
+		{"geth", 13, 14, 300}, {"hexstate-v2", 15, 16, 100},
+	} {
+		for n := p.first; n <= p.last; n++ {
+			block(p.impl, n, p.ms)
+		}
+	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
