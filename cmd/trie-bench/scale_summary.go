@@ -18,10 +18,13 @@ import (
 // layout's block mean against each go-ethereum mode's over the blocks both
 // ran (a child killed part-way ran fewer).
 
-// implBlocks is one implementation's block records of a run, in run order.
+// implBlocks is one implementation's block records of a run, in run order,
+// and how many stretches of the run they fall in (parts: another
+// implementation's blocks came between).
 type implBlocks struct {
 	name   string
 	blocks []blockRecord
+	parts  int
 }
 
 // readRunBlocks returns the block records in the results file at path from
@@ -36,6 +39,7 @@ func readRunBlocks(path string, from int64) ([]*implBlocks, error) {
 		return nil, fmt.Errorf("results: %w", err)
 	}
 	var out []*implBlocks
+	last := "" // the implementation of the block record before
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
 	for sc.Scan() {
@@ -52,22 +56,15 @@ func readRunBlocks(path string, from int64) ([]*implBlocks, error) {
 			i = len(out) - 1
 		}
 		out[i].blocks = append(out[i].blocks, b)
+		if b.Impl != last {
+			out[i].parts++
+			last = b.Impl
+		}
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("results %s: %w", path, err)
 	}
 	return out, nil
-}
-
-// parts returns how many runs of consecutive block numbers bs is made of.
-func parts(bs []blockRecord) int {
-	n := 0
-	for i := range bs {
-		if i == 0 || bs[i].Block != bs[i-1].Block+1 {
-			n++
-		}
-	}
-	return n
 }
 
 // totals returns the total times of the blocks of bs that keep says to.
@@ -94,7 +91,7 @@ func printRunSummary(out io.Writer, path string, from int64) error {
 	fmt.Fprintln(tw, "impl\tblocks\tparts\tfirst\tlast\ttotal mean\tp50\tp99\t")
 	for _, im := range impls {
 		t := totals(im.blocks, all)
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t\n", im.name, len(im.blocks), parts(im.blocks),
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t\n", im.name, len(im.blocks), im.parts,
 			im.blocks[0].Block, im.blocks[len(im.blocks)-1].Block, ms(t.mean()), ms(t.pct(0.5)), ms(t.pct(0.99)))
 	}
 	tw.Flush()
