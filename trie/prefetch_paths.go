@@ -63,6 +63,17 @@ func (fr *Frame) Prefetch(accounts []hashkey.Hash, slots []StorageKey) error {
 	for len(cur) > 0 {
 		var cold []readTask
 		round := make(map[vertex.ID]uint16) // the groups read this round: their used slots
+		// readGroup lists, once a round, the read of the stored slots of
+		// the v2 group at base, whose branch uses used.
+		readGroup := func(base vertex.ID, used uint16, pin bool) {
+			if round[base] != 0 {
+				return
+			}
+			round[base] = used
+			if slots := fr.storedSlots(base, used); slots != 0 {
+				cold = append(cold, readTask{first: base, used: slots, pin: pin})
+			}
+		}
 		next := cur[:0]
 		for i := range cur {
 			c := &cur[i]
@@ -71,13 +82,10 @@ func (fr *Frame) Prefetch(accounts []hashkey.Hash, slots []StorageKey) error {
 				return fmt.Errorf("trie: prefetch: %w", err)
 			}
 			if !waiting {
-				if groups && c.id == vertex.NoID && c.group != vertex.NoID && round[c.group] == 0 {
+				if groups && c.id == vertex.NoID && c.group != vertex.NoID {
 					// The path ended in a v2 branch the write will change
 					// (endAt): read its children for the hash.
-					round[c.group] = c.used
-					if slots := fr.storedSlots(c.group, c.used); slots != 0 {
-						cold = append(cold, readTask{first: c.group, used: slots})
-					}
+					readGroup(c.group, c.used, false)
 				}
 				continue
 			}
@@ -91,14 +99,10 @@ func (fr *Frame) Prefetch(accounts []hashkey.Hash, slots []StorageKey) error {
 			}
 			fetched[c.id] = false
 			pin := !c.storage && 2*len(hashkey.Hash{})-len(c.path) <= pinDepth // nibbles above c.id
-			switch {
-			case !groups || c.group == vertex.NoID:
+			if !groups || c.group == vertex.NoID {
 				cold = append(cold, readTask{first: c.id, pin: pin})
-			case round[c.group] == 0:
-				round[c.group] = c.used
-				if slots := fr.storedSlots(c.group, c.used); slots != 0 {
-					cold = append(cold, readTask{first: c.group, used: slots, pin: pin})
-				}
+			} else {
+				readGroup(c.group, c.used, pin)
 			}
 		}
 		if err := fr.db.readParallel(cold, runtime.GOMAXPROCS(0)); err != nil {

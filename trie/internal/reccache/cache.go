@@ -241,13 +241,13 @@ func (c *Cache) Contains(id vertex.ID) bool {
 // pinned if that one was). rec is copied. A record larger than half a chunk is
 // not cached (and an older one dropped).
 func (c *Cache) Put(id vertex.ID, rec []byte) {
-	c.putOne(id, rec, false)
+	c.putOne(id, rec, false, false)
 }
 
 // PutPinned is Put, and pins the record: it stays when the ring comes round,
 // as long as its chunk's pinned records fit in half the chunk (see Cache).
 func (c *Cache) PutPinned(id vertex.ID, rec []byte) {
-	c.putOne(id, rec, true)
+	c.putOne(id, rec, true, false)
 }
 
 // PutAbsent is Put (PutPinned with pin) unless id is cached already, whose
@@ -255,19 +255,17 @@ func (c *Cache) PutPinned(id vertex.ID, rec []byte) {
 // store, cached under one lock of the shard where Contains then Put took it
 // twice.
 func (c *Cache) PutAbsent(id vertex.ID, rec []byte, pin bool) {
-	s := c.shard(id)
-	s.mu.Lock()
-	if s.idx.Find(id) < 0 {
-		s.put(id, rec, pin, true)
-	}
-	s.mu.Unlock()
-	runtime.KeepAlive(c) // its cleanup frees what s points into
+	c.putOne(id, rec, pin, true)
 }
 
-func (c *Cache) putOne(id vertex.ID, rec []byte, pin bool) {
+// putOne caches rec as id's record, under one lock of its shard; with
+// ifAbsent, only when id is not cached.
+func (c *Cache) putOne(id vertex.ID, rec []byte, pin, ifAbsent bool) {
 	s := c.shard(id)
 	s.mu.Lock()
-	s.put(id, rec, pin, true)
+	if !ifAbsent || s.idx.Find(id) < 0 {
+		s.put(id, rec, pin, true)
+	}
 	s.mu.Unlock()
 	runtime.KeepAlive(c) // its cleanup frees what s points into
 }
