@@ -43,13 +43,23 @@ func (h *hasher) key(id vertex.ID) (hashkey.Key, error) {
 		return hashkey.Key{}, vertexError(id, errTooDeep)
 	}
 	h.depth++
+	if v.Kind == vertex.Leaf {
+		root, err := h.storageRoot(v)
+		h.depth--
+		if err != nil {
+			return hashkey.Key{}, err
+		}
+		k := h.NodeKey(h.Leaf(&v.Vertex, &root), nil)
+		h.remember(id, v, k, nil, root)
+		return k, nil
+	}
 	inner, outer, ck, err := h.encode(v, true)
 	h.depth--
 	if err != nil {
 		return hashkey.Key{}, err
 	}
 	k := h.NodeKey(inner, outer)
-	h.remember(id, v, k, ck)
+	h.remember(id, v, k, ck, hashkey.Hash{})
 	return k, nil
 }
 
@@ -108,10 +118,14 @@ func (h *hasher) encode(v *node, keep bool) (inner, outer []byte, ck vertex.Chil
 }
 
 // storageRoot returns the storage root of leaf v: the key of its storage
-// trie for an account with storage, else the empty root.
+// trie for an account with storage (the one its leaf records, when it
+// does), else the empty root.
 func (h *hasher) storageRoot(v *node) (hashkey.Hash, error) {
 	root := hashkey.EmptyRoot
 	if v.Payload == vertex.AccountPayload && v.Acc.Storage != vertex.NoID {
+		if r := v.Acc.StorageKey; r != (hashkey.Hash{}) {
+			return r, nil
+		}
 		k, err := h.key(v.Acc.Storage)
 		if err != nil {
 			return root, err
@@ -125,12 +139,15 @@ func (h *hasher) storageRoot(v *node) (hashkey.Hash, error) {
 }
 
 // remember records key k of vertex v (as seen at id), and for a branch its
-// children's keys ck, where the next read finds them.
-func (h *hasher) remember(id vertex.ID, v *node, k hashkey.Key, ck vertex.ChildKeys) {
+// children's keys ck, where the next read finds them; for an account leaf
+// of the frames, its storage root (root; zero for any other vertex) goes in
+// its account (vertex.Account.StorageKey), so that its record carries it.
+func (h *hasher) remember(id vertex.ID, v *node, k hashkey.Key, ck vertex.ChildKeys, root hashkey.Hash) {
 	fr := h.fr
 	if cur, _ := fr.vtx.Lookup(id); cur == v {
 		// Owned: disjoint sub-tries never share a vertex, so this is race-free.
 		v.Key, v.ChildKeys, v.stale = k, ck, 0
+		v.recordStorageKey(root)
 		return
 	}
 	if !fr.inFrames(id) {
@@ -142,6 +159,7 @@ func (h *hasher) remember(id vertex.ID, v *node, k hashkey.Key, ck vertex.ChildK
 		c = v.clone()
 	}
 	c.Key, c.ChildKeys, c.stale, c.private = k, ck, 0, false
+	c.recordStorageKey(root)
 	if h.parallel {
 		h.pending = append(h.pending, pendingKey{id, c})
 		return
@@ -153,4 +171,16 @@ func (h *hasher) remember(id vertex.ID, v *node, k hashkey.Key, ck vertex.ChildK
 func (fr *Frame) inFrames(id vertex.ID) bool {
 	_, ok := fr.inChain(id)
 	return ok
+}
+
+// recordStorageKey puts root, the storage root just computed for account
+// leaf n (zero: none computed), in n's account unless it is there already.
+// The account is replaced, not changed: clones share it.
+func (n *node) recordStorageKey(root hashkey.Hash) {
+	if root == (hashkey.Hash{}) || n.Acc == nil || n.Acc.Storage == vertex.NoID || n.Acc.StorageKey == root {
+		return
+	}
+	a := *n.Acc
+	a.StorageKey = root
+	n.Acc = &a
 }

@@ -322,6 +322,9 @@ func (c *invariantChecker) payload(id vertex.ID, v *node, path []byte, tk trieKi
 				return root, false
 			}
 			root = k.Hash()
+			if sk := v.Acc.StorageKey; sk != (hashkey.Hash{}) && sk != root {
+				c.fail(id, where, "recorded storage root %v, recomputed %v", sk, root)
+			}
 		}
 	}
 	return root, true

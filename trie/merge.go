@@ -37,7 +37,8 @@ func (fr *Frame) merge(id vertex.ID, path []byte, p *payload, must bool) error {
 		switch {
 		case v.Kind == vertex.Leaf && common == len(path): // overwrite
 			if p.acc != nil && v.Acc != nil {
-				p.acc.Storage = v.Acc.Storage // an updated account keeps its storage
+				// An updated account keeps its storage, and so its root.
+				p.acc.Storage, p.acc.StorageKey = v.Acc.Storage, v.Acc.StorageKey
 			}
 			p.setOn(fr.own(id, v))
 			return nil

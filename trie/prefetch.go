@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/hexstate/hexstate/hashkey"
 	"github.com/hexstate/hexstate/vertex"
 )
 
@@ -122,7 +123,7 @@ func (fr *Frame) prefetchDirty(id vertex.ID, workers int) error {
 			continue // stored (clean), deleted, or hashed already
 		}
 		if v.Kind == vertex.Leaf {
-			if v.Payload == vertex.AccountPayload && v.Acc.Storage != vertex.NoID {
+			if v.Payload == vertex.AccountPayload && v.Acc.Storage != vertex.NoID && v.Acc.StorageKey == (hashkey.Hash{}) {
 				if s := v.Acc.Storage; fr.stored(s) {
 					tasks = append(tasks, readTask{first: s})
 				} else {
@@ -183,7 +184,7 @@ func (fr *Frame) prefetchDirty(id vertex.ID, workers int) error {
 
 // appendStorageRootRead appends to tasks the read of the storage root of id
 // when id's cached record is a contract account whose storage root only the
-// backend holds.
+// backend holds and its record does not carry.
 func (fr *Frame) appendStorageRootRead(tasks []readTask, id vertex.ID) []readTask {
 	s := vertex.NoID
 	// Nothing else of the cache in the callback: Get holds its shard.
@@ -197,14 +198,15 @@ func (fr *Frame) appendStorageRootRead(tasks []readTask, id vertex.ID) []readTas
 	return tasks
 }
 
-// storageOf returns the storage root ID of an account leaf's record, NoID for
-// any other record (or one that does not decode: the hasher reports it).
+// storageOf returns the storage root ID of an account leaf's record that
+// does not record its storage root's key (vertex.Account.StorageKey), NoID
+// for any other record (or one that does not decode: the hasher reports it).
 func storageOf(rec []byte) vertex.ID {
 	if vertex.RecordKind(rec) != vertex.Leaf || vertex.PayloadKind(rec[0]>>2&3) != vertex.AccountPayload {
 		return vertex.NoID
 	}
 	v, err := vertex.Decode(rec)
-	if err != nil {
+	if err != nil || v.Acc.StorageKey != (hashkey.Hash{}) {
 		return vertex.NoID
 	}
 	return v.Acc.Storage

@@ -144,7 +144,7 @@ func (fr *Frame) UpdateStorage(addrHash, slotHash hashkey.Hash, value *uint256.I
 	owned := fr.own(steps[n-1].id, leaf)
 	a := fr.newAccount()
 	*a = *owned.Acc
-	a.Storage = sid
+	a.Storage, a.StorageKey = sid, hashkey.Hash{} // the root changed: the hash records it
 	owned.Acc = a
 	return nil
 }

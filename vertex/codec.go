@@ -39,6 +39,7 @@ const (
 	accBalance = 1 << 1
 	accCode    = 1 << 2
 	accStorage = 1 << 3
+	accRootKey = 1 << 4 // the storage root's key, after the storage ID
 )
 
 // RecordKind returns the kind of vertex record rec holds, read from its tag
@@ -142,6 +143,9 @@ func appendPayload(dst []byte, v *Vertex) []byte {
 		}
 		if a.Storage != NoID {
 			mask |= accStorage
+			if a.StorageKey != (hashkey.Hash{}) {
+				mask |= accRootKey
+			}
 		}
 		dst = append(dst, mask)
 		if mask&accNonce != 0 {
@@ -161,6 +165,9 @@ func appendPayload(dst []byte, v *Vertex) []byte {
 		}
 		if mask&accStorage != 0 {
 			dst = appendSBE(dst, uint64(a.Storage))
+		}
+		if mask&accRootKey != 0 {
+			dst = append(dst, a.StorageKey[:]...)
 		}
 	}
 	return dst
@@ -420,8 +427,11 @@ func (d *decoder) payload(v *Vertex, acc *Account) {
 			return
 		}
 		mask := m[0]
-		if mask&0xf0 != 0 {
+		if mask&0xe0 != 0 {
 			d.fail("account mask has reserved bits set")
+		}
+		if mask&accRootKey != 0 && mask&accStorage == 0 {
+			d.fail("account storage root flagged without a storage ID")
 		}
 		if mask&accNonce != 0 {
 			if a.Nonce = d.uint64(); a.Nonce == 0 {
@@ -446,6 +456,14 @@ func (d *decoder) payload(v *Vertex, acc *Account) {
 		if mask&accStorage != 0 {
 			if a.Storage = ID(d.uint64()); a.Storage == NoID {
 				d.fail("account storage ID flagged but zero")
+			}
+		}
+		if mask&accRootKey != 0 {
+			if k := d.take(32); k != nil {
+				copy(a.StorageKey[:], k)
+				if a.StorageKey == (hashkey.Hash{}) {
+					d.fail("account storage root flagged but zero")
+				}
 			}
 		}
 	}

@@ -17,6 +17,7 @@ func sampleVertices() []*Vertex {
 		{Kind: Leaf, Payload: SlotPayload, Path: []byte{0xa}, Value: []byte{0x01, 0x00}},
 		{Kind: Leaf, Payload: AccountPayload, Path: []byte{5, 5}, Acc: &Account{CodeHash: hashkey.EmptyCodeHash}},
 		{Kind: Leaf, Payload: AccountPayload, Acc: &Account{Nonce: 7, Balance: *uint256.NewInt(1e18), CodeHash: hashkey.Keccak256([]byte{1}), Storage: 300}},
+		{Kind: Leaf, Payload: AccountPayload, Path: []byte{1}, Acc: &Account{CodeHash: hashkey.EmptyCodeHash, Storage: 1 << 33, StorageKey: hashkey.Keccak256([]byte{2})}},
 		{Kind: Branch, Used: 0x0101, Base: 1234},
 		{Kind: Branch, Used: 0x0201, Base: 2, Path: []byte{1, 2, 3, 4, 5}, Key: hashkey.HashKey(hashkey.EmptyRoot)},
 		{Kind: Branch, Used: 0x8000, Base: 99, Payload: RawPayload, Value: []byte("verb")},
@@ -38,6 +39,9 @@ func TestRoundTrip(t *testing.T) {
 		if got.Kind != v.Kind || got.Used != v.Used || got.Base != v.Base || !bytes.Equal(got.Path, v.Path) || !bytes.Equal(got.Value, v.Value) {
 			t.Fatalf("vertex %d: decoded %+v, want %+v", i, got, v)
 		}
+		if (got.Acc == nil) != (v.Acc == nil) || got.Acc != nil && *got.Acc != *v.Acc {
+			t.Fatalf("vertex %d: decoded account %+v, want %+v", i, got.Acc, v.Acc)
+		}
 	}
 }
 
@@ -56,6 +60,10 @@ func TestDecodeRejects(t *testing.T) {
 		"empty raw":        {tagLeaf | byte(RawPayload)<<2, 1, 0x20, 0},
 		"zero slot":        {tagLeaf | byte(SlotPayload)<<2, 1, 0x20, 0},
 		"bad hp flag":      {tagLeaf | byte(RawPayload)<<2, 1, 0x40, 1, 'x'},
+		// An account leaf at an empty path: mask, then its fields.
+		"root key, no storage": append([]byte{tagLeaf | byte(AccountPayload)<<2, 1, 0x20, accRootKey}, make([]byte, 32)...),
+		"zero root key":        append([]byte{tagLeaf | byte(AccountPayload)<<2, 1, 0x20, accStorage | accRootKey, 1, 5}, make([]byte, 32)...),
+		"reserved mask bit":    {tagLeaf | byte(AccountPayload)<<2, 1, 0x20, 1 << 5},
 	}
 	for name, b := range cases {
 		if _, err := Decode(b); !errors.Is(err, ErrCorrupt) {

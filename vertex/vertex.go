@@ -27,13 +27,19 @@ const (
 	SlotPayload    PayloadKind = 3 // a storage slot: Value holds its minimal big-endian bytes
 )
 
-// Account is the payload of an account leaf. Its storage root is not stored: it is
-// the hash key of the storage trie rooted at Storage (NoID: no storage).
+// Account is the payload of an account leaf. Its storage root is the hash key
+// of the storage trie rooted at Storage (NoID: no storage).
 type Account struct {
 	Nonce    uint64
 	Balance  uint256.Int
 	CodeHash hashkey.Hash
 	Storage  ID
+	// StorageKey, when not zero, is that storage root as the same version of
+	// the state holds it, kept in the leaf so that hashing the leaf reads no
+	// storage-trie vertex (docs/format.md §4.7). Zero means not recorded: the
+	// root is the key of the vertex Storage names. A writer that changes the
+	// storage trie clears it; it is stored only with a Storage ID.
+	StorageKey hashkey.Hash
 }
 
 // Vertex is one node of the trie, with exactly the fields its record stores

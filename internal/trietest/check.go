@@ -83,7 +83,8 @@ type Tamper struct {
 // Tampers are the changes a check must find: a changed account balance (a
 // leaf's value; no record holds a leaf's key, so its parent's stored child
 // key no longer matches), a changed stored child key, a changed branch key,
-// and a deleted leaf that its branch still refers to.
+// a changed storage root recorded in a contract's leaf, and a deleted leaf
+// that its branch still refers to.
 var Tampers = []Tamper{
 	{"leaf value", func(t testing.TB, b trie.Backend) vertex.ID {
 		id, v := findRecord(t, b, func(_ vertex.ID, v *vertex.Vertex) bool {
@@ -113,6 +114,16 @@ var Tampers = []Tamper{
 			return id != vertex.RootID && v.Kind == vertex.Branch && v.Key.IsHash()
 		})
 		v.Key = hashkey.HashKey(hashkey.Keccak256([]byte("tampered branch key")))
+		putRecord(t, b, id, v)
+		return id
+	}, false, false},
+	{"recorded storage root", func(t testing.TB, b trie.Backend) vertex.ID {
+		// The state's contract leaves record their storage roots (the
+		// loader and the hasher put them there): one of them is changed.
+		id, v := findRecord(t, b, func(_ vertex.ID, v *vertex.Vertex) bool {
+			return v.Kind == vertex.Leaf && v.Acc != nil && v.Acc.StorageKey != (hashkey.Hash{})
+		})
+		v.Acc.StorageKey = hashkey.Keccak256([]byte("tampered storage root"))
 		putRecord(t, b, id, v)
 		return id
 	}, false, false},

@@ -153,9 +153,12 @@ func (b *Builder) Add(key []byte, kind vertex.PayloadKind, value []byte, acc *ve
 }
 
 // SetStorage gives the account just added its storage trie: the trie's ID and
-// root hash.
+// root hash, which its leaf records (vertex.Account.StorageKey).
 func (b *Builder) SetStorage(id vertex.ID, root hashkey.Hash) {
 	b.pend.account.Storage, b.pend.root = id, root
+	if b.pend.account.StorageKey = (hashkey.Hash{}); id != vertex.NoID {
+		b.pend.account.StorageKey = root
+	}
 }
 
 // Finish closes every open branch, places what remains at the top vertex's
