@@ -210,21 +210,16 @@ func (c *copier) scanAccount(s *copyScan, id vertex.ID) error {
 	if err := c.emit(sid, s.arena[top.off:top.end]); err != nil {
 		return err
 	}
-	s.acc.Storage = sid
-	s.out = vertex.Encode(s.out[:0], &s.v)
-	it := scanItem{src: id, off: top.off}
-	if top.keyOK {
-		it.sroot, it.srootOK = top.key.Hash(), true
-		s.arena = append(s.arena[:top.off], s.out...)
-		it.end = len(s.arena)
-	} else { // a storage trie of one slot: its leaf's record kept for the key
-		srec := append(s.ck[:0], s.arena[top.off:top.end]...)
-		s.ck = srec
-		s.arena = append(s.arena[:top.off], s.out...)
-		it.end = len(s.arena)
-		s.arena = append(s.arena, srec...)
+	// The leaf records its storage root: the key of the trie's top, which
+	// for a storage trie of one slot is its leaf's (one keccak).
+	root, err := c.scanKey(s, &top)
+	if err != nil {
+		return err
 	}
-	it.send = len(s.arena)
+	s.acc.Storage, s.acc.StorageKey = sid, root.Hash()
+	s.out = vertex.Encode(s.out[:0], &s.v)
+	s.arena = append(s.arena[:top.off], s.out...)
+	it := scanItem{src: id, off: top.off, end: len(s.arena), send: len(s.arena), sroot: root.Hash(), srootOK: true}
 	s.items = append(s.items[:n-1], it)
 	return nil
 }

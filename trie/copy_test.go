@@ -76,6 +76,39 @@ func TestCopyIsTheBuildersStore(t *testing.T) {
 	}
 }
 
+// TestCopyRecordsStorageRoots copies stores whose contract leaves do not
+// record their storage roots (as stores written before the leaves did):
+// the copy records them, so its records are the builder's, whether the
+// source is walked (v2) or scanned (v1).
+func TestCopyRecordsStorageRoots(t *testing.T) {
+	accts := trietest.StateAccounts(2000, 5)
+	for _, f := range trietest.Formats {
+		t.Run(f.String(), func(t *testing.T) {
+			src, sb := loaded(t, f, accts, false)
+			stripped := 0
+			for id, rec := range trietest.Records(t, sb) {
+				v, err := vertex.Decode(rec)
+				trietest.Must(t, err, "decoding vertex %d", id)
+				if v.Acc != nil && v.Acc.StorageKey != (hashkey.Hash{}) {
+					v.Acc.StorageKey = hashkey.Hash{}
+					trietest.Must(t, sb.Write(&vertex.Batch{Puts: []vertex.Record{{ID: id, Rec: vertex.Encode(nil, v)}}}), "writing vertex %d", id)
+					stripped++
+				}
+			}
+			if stripped < 100 {
+				t.Fatalf("%d contract leaves recorded their storage roots, want every contract's", stripped)
+			}
+			_, want := loaded(t, other(f), accts, false)
+			b := trie.NewMemoryBackend()
+			dst, err := trie.Open(b, &trie.Options{Format: other(f), Records: vertex.ChildKeyCopies})
+			trietest.Must(t, err, "Open")
+			_, err = dst.CopyFrom(context.Background(), src, trie.CopyOptions{Block: src.Block()})
+			trietest.Must(t, err, "CopyFrom")
+			trietest.SameRecords(t, b, want)
+		})
+	}
+}
+
 // TestCopyScansLargeStorage copies a v2 store holding a storage trie too
 // large for one range table: the read-ahead scans it child sub-trie by child
 // sub-trie, so nearly every record is read by sequential scans, not by a

@@ -156,7 +156,9 @@ func (c *copier) leaf(d int, id vertex.ID, rec []byte, want bool) ([]byte, hashk
 	if !found {
 		return nil, hashkey.Key{}, fmt.Errorf("%w: storage trie %d of account vertex %d is missing", ErrCopy, src, id)
 	}
-	out, sk, err := c.walk(d+1, src, srec, false, want)
+	// The leaf records its storage root, the key of the trie's top: a
+	// branch's record stores it, a leaf's (a trie of one slot) is computed.
+	out, sk, err := c.walk(d+1, src, srec, false, want || !vertex.HasKey(srec))
 	if err != nil {
 		return nil, hashkey.Key{}, err
 	}
@@ -164,11 +166,11 @@ func (c *copier) leaf(d int, id vertex.ID, rec []byte, want bool) ([]byte, hashk
 	if err := c.emit(sid, out); err != nil {
 		return nil, hashkey.Key{}, err
 	}
-	L.acc.Storage = sid
+	root := sk.Hash()
+	L.acc.Storage, L.acc.StorageKey = sid, root
 	L.out = vertex.Encode(L.out[:0], &L.v)
 	var k hashkey.Key
 	if want {
-		root := sk.Hash()
 		c.computed++
 		k = c.enc.LeafKey(&L.v, &root)
 	}
