@@ -21,8 +21,9 @@ type hasher struct {
 	parallel bool
 	depth    int // of the current key computation, against reference cycles
 	pending  []pendingKey
-	keyArena []byte // backing store of the ChildKeys encode packs to keep
-	scratch  []byte // the packed keys of an encode that keeps none
+	keyArena []byte           // backing store of the ChildKeys encode packs to keep
+	scratch  []byte           // the packed keys of an encode that keeps none
+	accounts []vertex.Account // slab of the accounts recordStorageKey makes
 }
 
 type pendingKey struct {
@@ -147,7 +148,7 @@ func (h *hasher) remember(id vertex.ID, v *node, k hashkey.Key, ck vertex.ChildK
 	if cur, _ := fr.vtx.Lookup(id); cur == v {
 		// Owned: disjoint sub-tries never share a vertex, so this is race-free.
 		v.Key, v.ChildKeys, v.stale = k, ck, 0
-		v.recordStorageKey(root)
+		h.recordStorageKey(v, root)
 		return
 	}
 	if !fr.inFrames(id) {
@@ -159,7 +160,7 @@ func (h *hasher) remember(id vertex.ID, v *node, k hashkey.Key, ck vertex.ChildK
 		c = v.clone()
 	}
 	c.Key, c.ChildKeys, c.stale, c.private = k, ck, 0, false
-	c.recordStorageKey(root)
+	h.recordStorageKey(c, root)
 	if h.parallel {
 		h.pending = append(h.pending, pendingKey{id, c})
 		return
@@ -175,12 +176,14 @@ func (fr *Frame) inFrames(id vertex.ID) bool {
 
 // recordStorageKey puts root, the storage root just computed for account
 // leaf n (zero: none computed), in n's account unless it is there already.
-// The account is replaced, not changed: clones share it.
-func (n *node) recordStorageKey(root hashkey.Hash) {
+// The account is replaced, not changed: clones share it. The new one comes
+// from the hasher's slab, as a frame's accounts come from the frame's.
+func (h *hasher) recordStorageKey(n *node, root hashkey.Hash) {
 	if root == (hashkey.Hash{}) || n.Acc == nil || n.Acc.Storage == vertex.NoID || n.Acc.StorageKey == root {
 		return
 	}
-	a := *n.Acc
+	a := take(&h.accounts, 64)
+	*a = *n.Acc
 	a.StorageKey = root
-	n.Acc = &a
+	n.Acc = a
 }
