@@ -62,7 +62,7 @@ const copyScanIDs = 1 << 16
 type scanItem struct {
 	src      vertex.ID
 	off, end int         // its target record: scan.arena[off:end]
-	send     int         // an account's storage top's record, arena[end:send], when its key is not known
+	send     int         // an account's storage top's record, arena[end:send], when its key is not known (only in a resume state written before leaves recorded their storage roots)
 	key      hashkey.Key // when keyOK
 	keyOK    bool
 	sroot    hashkey.Hash // an account's storage root, when srootOK
@@ -219,7 +219,7 @@ func (c *copier) scanAccount(s *copyScan, id vertex.ID) error {
 	s.acc.Storage, s.acc.StorageKey = sid, root.Hash()
 	s.out = vertex.Encode(s.out[:0], &s.v)
 	s.arena = append(s.arena[:top.off], s.out...)
-	it := scanItem{src: id, off: top.off, end: len(s.arena), send: len(s.arena), sroot: root.Hash(), srootOK: true}
+	it := scanItem{src: id, off: top.off, end: len(s.arena), send: len(s.arena), sroot: s.acc.StorageKey, srootOK: true}
 	s.items = append(s.items[:n-1], it)
 	return nil
 }

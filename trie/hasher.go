@@ -44,24 +44,33 @@ func (h *hasher) key(id vertex.ID) (hashkey.Key, error) {
 		return hashkey.Key{}, vertexError(id, errTooDeep)
 	}
 	h.depth++
+	var (
+		inner, outer []byte
+		ck           vertex.ChildKeys
+		root         hashkey.Hash // a leaf's storage root, for remember
+	)
 	if v.Kind == vertex.Leaf {
-		root, err := h.storageRoot(v)
-		h.depth--
-		if err != nil {
-			return hashkey.Key{}, err
-		}
-		k := h.NodeKey(h.Leaf(&v.Vertex, &root), nil)
-		h.remember(id, v, k, nil, root)
-		return k, nil
+		inner, root, err = h.encodeLeaf(v)
+	} else {
+		inner, outer, ck, err = h.encode(v, true)
 	}
-	inner, outer, ck, err := h.encode(v, true)
 	h.depth--
 	if err != nil {
 		return hashkey.Key{}, err
 	}
 	k := h.NodeKey(inner, outer)
-	h.remember(id, v, k, ck, hashkey.Hash{})
+	h.remember(id, v, k, ck, root)
 	return k, nil
+}
+
+// encodeLeaf returns the RLP of leaf v's node (aliasing the hasher's buffer,
+// as encode's) and its storage root, the empty root for none.
+func (h *hasher) encodeLeaf(v *node) ([]byte, hashkey.Hash, error) {
+	root, err := h.storageRoot(v)
+	if err != nil {
+		return nil, root, err
+	}
+	return h.Leaf(&v.Vertex, &root), root, nil
 }
 
 // encode returns the RLP of v's node: for a leaf or a plain branch in inner; for a
@@ -73,11 +82,8 @@ func (h *hasher) key(id vertex.ID) (hashkey.Key, error) {
 // in a scratch buffer valid until the next encode (a proof's).
 func (h *hasher) encode(v *node, keep bool) (inner, outer []byte, ck vertex.ChildKeys, err error) {
 	if v.Kind == vertex.Leaf {
-		root, err := h.storageRoot(v)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		return h.Leaf(&v.Vertex, &root), nil, nil, nil
+		inner, _, err := h.encodeLeaf(v)
+		return inner, nil, nil, err
 	}
 	// need: the used slots whose keys ChildKeys lacks or may have wrong (stale).
 	need := v.Used
@@ -141,8 +147,8 @@ func (h *hasher) storageRoot(v *node) (hashkey.Hash, error) {
 
 // remember records key k of vertex v (as seen at id), and for a branch its
 // children's keys ck, where the next read finds them; for an account leaf
-// of the frames, its storage root (root; zero for any other vertex) goes in
-// its account (vertex.Account.StorageKey), so that its record carries it.
+// of the frames, its storage root (root; zero for a branch) goes in its
+// account (vertex.Account.StorageKey), so that its record carries it.
 func (h *hasher) remember(id vertex.ID, v *node, k hashkey.Key, ck vertex.ChildKeys, root hashkey.Hash) {
 	fr := h.fr
 	if cur, _ := fr.vtx.Lookup(id); cur == v {
