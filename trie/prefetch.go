@@ -123,10 +123,12 @@ func (fr *Frame) prefetchDirty(id vertex.ID, workers int) error {
 			continue // stored (clean), deleted, or hashed already
 		}
 		if v.Kind == vertex.Leaf {
-			if v.Payload == vertex.AccountPayload && v.Acc.Storage != vertex.NoID && v.Acc.StorageKey == (hashkey.Hash{}) {
-				if s := v.Acc.Storage; fr.stored(s) {
+			if v.Payload == vertex.AccountPayload {
+				switch s := storageRootToRead(v.Acc); {
+				case s == vertex.NoID: // no storage, or its root recorded in the leaf
+				case fr.stored(s):
 					tasks = append(tasks, readTask{first: s})
-				} else {
+				default:
 					stack = append(stack, dirtyVertex{id: s, storage: true})
 				}
 			}
@@ -198,18 +200,27 @@ func (fr *Frame) appendStorageRootRead(tasks []readTask, id vertex.ID) []readTas
 	return tasks
 }
 
-// storageOf returns the storage root ID of an account leaf's record that
-// does not record its storage root's key (vertex.Account.StorageKey), NoID
-// for any other record (or one that does not decode: the hasher reports it).
+// storageOf returns storageRootToRead of an account leaf's record, NoID for
+// any other record (or one that does not decode: the hasher reports it).
 func storageOf(rec []byte) vertex.ID {
 	if vertex.RecordKind(rec) != vertex.Leaf || vertex.PayloadKind(rec[0]>>2&3) != vertex.AccountPayload {
 		return vertex.NoID
 	}
 	v, err := vertex.Decode(rec)
-	if err != nil || v.Acc.StorageKey != (hashkey.Hash{}) {
+	if err != nil {
 		return vertex.NoID
 	}
-	return v.Acc.Storage
+	return storageRootToRead(v.Acc)
+}
+
+// storageRootToRead returns the ID of the storage root that hashing the leaf
+// of account a must read: its storage trie's, unless the leaf records the
+// root (vertex.Account.StorageKey); NoID for an account without storage.
+func storageRootToRead(a *vertex.Account) vertex.ID {
+	if a.StorageKey != (hashkey.Hash{}) {
+		return vertex.NoID
+	}
+	return a.Storage
 }
 
 // readParallel runs the reads of tasks on workers × prefetchReaders
