@@ -124,7 +124,7 @@ func (fr *Frame) prefetchDirty(id vertex.ID, workers int) error {
 		}
 		if v.Kind == vertex.Leaf {
 			if v.Payload == vertex.AccountPayload {
-				switch s := storageRootToRead(v.Acc); {
+				switch s := storageRootToRead(v.Acc.Storage, v.Acc.StorageKey != (hashkey.Hash{})); {
 				case s == vertex.NoID: // no storage, or its root recorded in the leaf
 				case fr.stored(s):
 					tasks = append(tasks, readTask{first: s})
@@ -201,26 +201,25 @@ func (fr *Frame) appendStorageRootRead(tasks []readTask, id vertex.ID) []readTas
 }
 
 // storageOf returns storageRootToRead of an account leaf's record, NoID for
-// any other record (or one that does not decode: the hasher reports it).
+// any other record (or one whose storage fields do not parse: the hasher's
+// decode reports what is wrong with it). It reads the record's storage fields in place (vertex.AccountStorage): it
+// runs under the cache's shard lock, once per account a group read returns.
 func storageOf(rec []byte) vertex.ID {
-	if vertex.RecordKind(rec) != vertex.Leaf || vertex.PayloadKind(rec[0]>>2&3) != vertex.AccountPayload {
+	s, recorded, ok := vertex.AccountStorage(rec)
+	if !ok {
 		return vertex.NoID
 	}
-	v, err := vertex.Decode(rec)
-	if err != nil {
-		return vertex.NoID
-	}
-	return storageRootToRead(v.Acc)
+	return storageRootToRead(s, recorded)
 }
 
 // storageRootToRead returns the ID of the storage root that hashing the leaf
-// of account a must read: its storage trie's, unless the leaf records the
-// root (vertex.Account.StorageKey); NoID for an account without storage.
-func storageRootToRead(a *vertex.Account) vertex.ID {
-	if a.StorageKey != (hashkey.Hash{}) {
+// of an account with storage trie s must read: s, unless the leaf records
+// the root (vertex.Account.StorageKey); NoID for an account without storage.
+func storageRootToRead(s vertex.ID, rootRecorded bool) vertex.ID {
+	if rootRecorded {
 		return vertex.NoID
 	}
-	return a.Storage
+	return s
 }
 
 // readParallel runs the reads of tasks on workers × prefetchReaders
