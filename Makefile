@@ -41,3 +41,4 @@ bench: deps
 
 fuzz: deps
 	$(GO) test ./vertex -run XXX -fuzz FuzzDecode -fuzztime 60s
+	$(GO) test ./vertex -run XXX -fuzz FuzzAccountStorage -fuzztime 30s

@@ -5,12 +5,6 @@ import (
 	"math/bits"
 )
 
-// HasKey reports whether rec, a record made by Encode, stores its vertex's
-// key: a branch's whose key is a 32-byte hash.
-func HasKey(rec []byte) bool {
-	return len(rec) > 0 && rec[0]&3 >= tagBranchV2 && rec[0]&tagHasKey != 0
-}
-
 // HasChildKeys reports whether rec, a record made by Encode, is a branch's
 // with its children's keys.
 func HasChildKeys(rec []byte) bool {

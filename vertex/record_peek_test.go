@@ -60,3 +60,17 @@ func FuzzAccountStorage(f *testing.F) {
 		}
 	})
 }
+
+// TestHasKey: a record stores its key exactly when it is a branch's whose
+// key is a 32-byte hash.
+func TestHasKey(t *testing.T) {
+	for i, v := range sampleVertices() {
+		rec := Encode(nil, v)
+		if want := v.Kind == Branch && v.Key.IsHash(); HasKey(rec) != want {
+			t.Fatalf("vertex %d: HasKey(%x) = %v, want %v", i, rec, HasKey(rec), want)
+		}
+	}
+	if HasKey(nil) {
+		t.Fatal("HasKey(nil)")
+	}
+}

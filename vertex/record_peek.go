@@ -1,5 +1,14 @@
 package vertex
 
+// Reads of a record's fields in place, for callers on hot paths that need
+// one or two of them and not a decoded vertex (Decode checks the rest).
+
+// HasKey reports whether rec, a record made by Encode, stores its vertex's
+// key: a branch's whose key is a 32-byte hash.
+func HasKey(rec []byte) bool {
+	return len(rec) > 0 && rec[0]&3 >= tagBranchV2 && rec[0]&tagHasKey != 0
+}
+
 // AccountStorage reads from rec, a record made by Encode, what hashing an
 // account leaf needs to know of its storage, without decoding the rest and
 // without allocating: for an account leaf's record, its storage trie's ID
