@@ -17,6 +17,7 @@ package rocks
 // static int hx_multiget(rocksdb_t* db, const rocksdb_readoptions_t* ro,
 // 		rocksdb_column_family_handle_t* cf, const char* keys, size_t n,
 // 		unsigned char sorted, char* buf, size_t cap, size_t* need, char** err) {
+// 	rocksdb_set_perf_level(rocksdb_disable); // see Store.writeRep
 // 	const char* kp[HX_MULTIGET_MAX];
 // 	size_t ks[HX_MULTIGET_MAX];
 // 	rocksdb_pinnableslice_t* vals[HX_MULTIGET_MAX];

@@ -20,6 +20,7 @@ package rocks
 // // that is not 8 bytes long.
 // static int hx_scan(rocksdb_iterator_t* it, const char* seek, uint64_t last,
 // 		char* buf, size_t cap, hx_scan_result* res) {
+// 	rocksdb_set_perf_level(rocksdb_disable); // see Store.writeRep
 // 	if (seek != NULL) rocksdb_iter_seek(it, seek, 8);
 // 	size_t used = 0;
 // 	int n = 0;

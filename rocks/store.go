@@ -216,10 +216,9 @@ func (s *Store) Write(b *vertex.Batch) error {
 		return nil
 	}
 	s.fill(b)
-	wb := grocksdb.WriteBatchFrom(s.rep.bytes())
-	defer wb.Destroy()
-	s.rep.release() // WriteBatchFrom copied it
-	if err := s.db.Write(s.wo, wb); err != nil {
+	err := s.writeRep(s.rep.bytes())
+	s.rep.release()
+	if err != nil {
 		if isNoSpace(err) {
 			err = s.space.fail(err)
 		}
