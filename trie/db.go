@@ -248,7 +248,7 @@ type CacheStats struct {
 	// newer version replaced, until the ring overwrites them).
 	Bytes int
 	// Index is the bytes of the cache's index from ID to record: it grows
-	// with the entries, up to about a quarter of the budget.
+	// with the entries, up to an eighth of the budget.
 	Index int
 	// Budget is the configured bound on Bytes + Index (Options.CacheBytes).
 	Budget int

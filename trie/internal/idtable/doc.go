@@ -1,7 +1,7 @@
 // Package idtable is an open-addressed hash table keyed by vertex ID, for the
 // trie's indexes that are looked up once per vertex read or written: the
-// vertex cache's (ID to ring offset) and the frame chain's (ID to the newest
-// frame holding it).
+// frame chain's (ID to the newest frame holding it). (The vertex cache keeps
+// its own, smaller slots: trie/internal/reccache.)
 //
 // Entries are (ID, value) pairs side by side in one slice, found by linear
 // probing from a slot the ID's hash picks, so that a lookup usually costs one

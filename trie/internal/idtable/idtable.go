@@ -1,7 +1,6 @@
 package idtable
 
 import (
-	"fmt"
 	"unsafe"
 
 	"github.com/hexstate/hexstate/internal/manual"
@@ -15,10 +14,8 @@ type Table[V any] struct {
 	slots []entry[V]
 	n     int
 	load  int // quarters of the slots that may hold IDs
-	// bound is the most slots a table from NewBounded may have (0: no
-	// bound); manual says its slots are in memory from manual (NewBounded,
-	// NewManual), and mem is that memory.
-	bound  int
+	// manual says the slots are in memory from manual (NewManual), and mem
+	// is that memory.
 	manual bool
 	mem    manual.Region
 }
@@ -160,8 +157,7 @@ func (t *Table[V]) Prefault() {
 
 // Reserve makes room for n more IDs within the load bound: when they do not
 // fit, the table is rebuilt at twice its size, or larger if that is not
-// enough (Grown). A table from NewBounded panics rather than grow past its
-// bound.
+// enough (Grown).
 func (t *Table[V]) Reserve(n int) {
 	if t.Fits(t.n + n) {
 		return
@@ -175,17 +171,13 @@ func (t *Table[V]) Reserve(n int) {
 // twice t's size, or larger if that is not enough, its slots where t's are
 // (the Go heap or manual). It only reads t, so it may run beside lookups of
 // t, not beside a Set or removal; a caller that builds it so swaps it in
-// later (Reserve does both at once). It panics past a bounded table's
-// bound.
+// later (Reserve does both at once).
 func (t *Table[V]) Grown(n int) Table[V] {
 	size := max(2*len(t.slots), t.slotsFor(t.n+n))
-	g := Table[V]{load: t.load, bound: t.bound, manual: t.manual}
-	switch {
-	case t.bound > 0 && size > t.bound:
-		panic(fmt.Sprintf("idtable: %d IDs exceed the bound of %d", t.n+n, t.Max()))
-	case t.manual:
+	g := Table[V]{load: t.load, manual: t.manual}
+	if t.manual {
 		g.slots, g.mem = manualSlots[V](size)
-	default:
+	} else {
 		g.slots = make([]entry[V], size)
 	}
 	for _, e := range t.slots {
@@ -194,22 +186,6 @@ func (t *Table[V]) Grown(n int) Table[V] {
 		}
 	}
 	return g
-}
-
-// NewBounded returns an empty table of at most maxSlots slots (rounded down
-// to a power of two, 64 at least), never more than quarters/4 full, whose
-// slots live in memory from manual, outside the Go heap: it starts small and
-// doubles there as IDs arrive, so that its memory follows its use up to the
-// bound. V must hold no Go pointers: the collector does not scan that
-// memory. Its user keeps within the bound (Len < Max before each Set of a
-// new ID); a Set beyond it panics. Free releases the memory.
-func NewBounded[V any](maxSlots, quarters int) Table[V] {
-	t := Table[V]{load: min(max(quarters, 1), 3), bound: 64, manual: true}
-	for 2*t.bound <= maxSlots {
-		t.bound *= 2
-	}
-	t.slots, t.mem = manualSlots[V](64)
-	return t
 }
 
 // NewManual is New with the slots in memory from manual, outside the Go heap
@@ -229,17 +205,10 @@ func manualSlots[V any](n int) ([]entry[V], manual.Region) {
 	return unsafe.Slice((*entry[V])(unsafe.Pointer(&b[0])), n), mem
 }
 
-// Max is how many IDs a table from NewBounded may hold (its load bound at
-// its largest); 0 for a table from New, which grows without one.
-func (t *Table[V]) Max() int { return t.load * t.bound / 4 }
-
-// MaxBytes is the memory a table from NewBounded takes at its largest.
-func (t *Table[V]) MaxBytes() int { return t.bound * int(unsafe.Sizeof(entry[V]{})) }
-
 // Bytes is the memory the table's slots take now.
 func (t *Table[V]) Bytes() int { return len(t.slots) * int(unsafe.Sizeof(entry[V]{})) }
 
-// Free releases the memory of a table from NewBounded or NewManual; the
+// Free releases the memory of a table from NewManual; the
 // table is empty and must not be used afterwards. A second Free does
 // nothing.
 func (t *Table[V]) Free() {

@@ -64,38 +64,6 @@ func TestAgainstMap(t *testing.T) {
 	}
 }
 
-// TestBounded grows a bounded table to its bound: it doubles with its use,
-// replaces values when full, keeps every entry, and refuses one ID more.
-func TestBounded(t *testing.T) {
-	tb := NewBounded[uint64](1000, 3) // 512 slots: 384 IDs
-	defer tb.Free()
-	if tb.Max() != 384 || tb.MaxBytes() != 512*16 || tb.Bytes() != 64*16 {
-		t.Fatalf("new table: max %d, max bytes %d, bytes %d", tb.Max(), tb.MaxBytes(), tb.Bytes())
-	}
-	for id := vertex.ID(1); id <= 384; id++ {
-		tb.Set(id, uint64(id))
-	}
-	if tb.Bytes() != tb.MaxBytes() {
-		t.Fatalf("full table takes %d bytes, want %d", tb.Bytes(), tb.MaxBytes())
-	}
-	tb.Set(7, 70) // a replacement fits a full table
-	for id := vertex.ID(1); id <= 384; id++ {
-		want := uint64(id)
-		if id == 7 {
-			want = 70
-		}
-		if v, ok := tb.Get(id); !ok || v != want {
-			t.Fatalf("Get(%d) = %d, %v; want %d", id, v, ok, want)
-		}
-	}
-	defer func() {
-		if recover() == nil {
-			t.Fatal("an ID beyond the bound was taken")
-		}
-	}()
-	tb.Set(385, 1)
-}
-
 // TestManual: a table from NewManual holds what a table from New holds as
 // it grows past its first size, its slots are mapped outside the Go heap
 // (manual.Mapped counts them) and Free returns them, twice without harm.

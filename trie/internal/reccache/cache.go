@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 
 	"github.com/hexstate/hexstate/internal/manual"
-	"github.com/hexstate/hexstate/trie/internal/idtable"
 	"github.com/hexstate/hexstate/vertex"
 )
 
@@ -64,17 +63,19 @@ type Cache struct {
 	misses atomic.Uint64
 }
 
-// indexShare is the part of a cache's budget its index takes (rounded down
-// to a power of two of slots per shard): an entry costs its record plus a
-// 12-byte header in the ring and 16 bytes in a table at most three quarters
-// full, i.e. ~21 bytes of index per entry, about a quarter of an entry of the
-// 40–60-byte records of a state.
-const indexShare = 4
+// indexShare is the part of a cache's budget its index may grow to: an
+// entry costs its record plus a 12-byte header in the ring, padded to 4
+// bytes, and an 8-byte slot in an index at most three quarters full (~11
+// bytes per entry). An eighth lets the index hold as many entries as the
+// ring holds of the 40–60-byte records of a large state, and leaves the ring
+// room for a 1M-account state's ~2.07M records (~100 bytes on average) in
+// 256 MiB.
+const indexShare = 8
 
 const (
 	cacheShards = 16
 	cacheChunk  = 64 << 10 // bytes per ring chunk; an entry never straddles two
-	entryHeader = 12       // ID (8 bytes, big-endian), slot and record length (2 bytes each)
+	entryHeader = 12       // ID (8 bytes, big-endian), slot and record length (2 bytes each); entries start 4-byte aligned
 	minChunk    = 1 << 10  // below this a shard caches nothing
 
 	// pinBit marks an index entry whose record is pinned (PutPinned); the
@@ -83,14 +84,14 @@ const (
 )
 
 type cacheShard struct {
-	mu       sync.RWMutex          // Get shares it; Put, Refresh and eviction take it alone
-	idx      idtable.Table[uint64] // ring offset of the entry holding id's record; bounded (idtable.NewBounded)
-	chunks   [][]byte              // the ring; each chunk's length is its fill
-	chunk    int                   // bytes per chunk
-	head     int                   // the chunk the ring's head fills: the next entry goes at its end
-	headPins int                   // bytes of pinned entries in the head's chunk
-	bytes    int                   // bytes held in chunks (live entries and replaced ones)
-	pinned   int                   // index entries with pinBit
+	mu       sync.RWMutex // Get shares it; Put, Refresh and eviction take it alone
+	idx      index        // ring offset of the entry holding id's record, bounded
+	chunks   [][]byte     // the ring; each chunk's length is its fill
+	chunk    int          // bytes per chunk
+	head     int          // the chunk the ring's head fills: the next entry goes at its end
+	headPins int          // bytes of pinned entries in the head's chunk
+	bytes    int          // bytes held in chunks (live entries and replaced ones)
+	pinned   int          // index entries with pinBit
 	// evicted counts the entries recycle dropped to make room.
 	evicted uint64
 }
@@ -116,18 +117,19 @@ type Stats struct {
 }
 
 // New returns a cache of at most budget bytes, its index included: the
-// index may grow to about a quarter of it, the ring of records takes the
-// rest. When the index is full before the ring, the ring's oldest chunk is
-// dropped to make room, as when the ring comes round. A budget too small for
-// one chunk per shard caches nothing.
+// index may grow to an eighth of it, the ring of records takes the rest (at
+// most 128 GiB: the index's offsets reach no further). When the index is
+// full before the ring, the ring's oldest chunk is dropped to make room, as
+// when the ring comes round. A budget too small for one chunk per shard
+// caches nothing.
 func New(budget int) *Cache {
 	c := &Cache{shards: new([cacheShards]cacheShard)}
 	per := budget / cacheShards
 	for i := range c.shards {
-		c.shards[i].idx = idtable.NewBounded[uint64](per/indexShare/16, 3)
+		c.shards[i].idx = newIndex(per / indexShare / 8)
 	}
-	ringPer := max(0, per-c.shards[0].idx.MaxBytes())
-	chunk := min(cacheChunk, ringPer)
+	ringPer := min(max(0, per-c.shards[0].idx.MaxBytes()), maxShardRing)
+	chunk := min(cacheChunk, ringPer) &^ 3
 	n := 0
 	if chunk >= minChunk {
 		n = ringPer / chunk
@@ -171,7 +173,7 @@ func (c *Cache) shard(id vertex.ID) *cacheShard {
 func (c *Cache) Get(id vertex.ID, fn func(rec []byte) error) (bool, error) {
 	s := c.shard(id)
 	s.mu.RLock()
-	off, ok := s.idx.Get(id)
+	off, ok := s.get(id)
 	if !ok {
 		s.mu.RUnlock()
 		c.misses.Add(1)
@@ -191,14 +193,14 @@ func (c *Cache) Get(id vertex.ID, fn func(rec []byte) error) (bool, error) {
 // removeEntry drops id's index entry if it is the one at ring offset off (an
 // entry replaced since stays).
 func (s *cacheShard) removeEntry(id vertex.ID, off uint64) {
-	if i := s.idx.Find(id); i >= 0 && s.idx.At(i)&^pinBit == off&^pinBit {
+	if i := s.find(id); i >= 0 && s.idx.At(i)&^pinBit == off&^pinBit {
 		s.unindex(i)
 	}
 }
 
 // remove drops id's index entry, if it has one.
 func (s *cacheShard) remove(id vertex.ID) {
-	if i := s.idx.Find(id); i >= 0 {
+	if i := s.find(id); i >= 0 {
 		s.unindex(i)
 	}
 }
@@ -219,6 +221,52 @@ func (s *cacheShard) record(off uint64) []byte {
 	return ch[at+entryHeader : at+entryHeader+n]
 }
 
+// entrySize returns the ring bytes of an entry holding a record of size
+// bytes: header, record and padding to the next 4-byte boundary (the index
+// keeps offsets in 4-byte units).
+func entrySize(size int) int { return (entryHeader + size + 3) &^ 3 }
+
+// idAt returns the ID of the entry at ring offset off.
+func (s *cacheShard) idAt(off uint64) vertex.ID {
+	return vertex.ID(binary.BigEndian.Uint64(s.chunks[off/uint64(s.chunk)][off%uint64(s.chunk):]))
+}
+
+// find returns the index slot of id, or -1: the first slot of its probe
+// whose tag matches and whose ring entry holds id.
+func (s *cacheShard) find(id vertex.ID) int { return s.findTag(id, tagOf(id)) }
+
+func (s *cacheShard) findTag(id vertex.ID, tag uint32) int {
+	x := &s.idx
+	for i := x.home(tag); x.slots[i] != 0; i = x.next(i) {
+		if uint32(x.slots[i]>>32) == tag && s.idAt(x.At(i)&^pinBit) == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// get returns id's ring offset, with pinBit when pinned.
+func (s *cacheShard) get(id vertex.ID) (uint64, bool) {
+	if i := s.find(id); i >= 0 {
+		return s.idx.At(i), true
+	}
+	return 0, false
+}
+
+// swap makes off (a ring offset, with pinBit when pinned; the entry there
+// holds id) id's index value and returns the one before it, if any. The
+// caller keeps the index below its Max for a new ID.
+func (s *cacheShard) swap(id vertex.ID, off uint64) (was uint64, had bool) {
+	tag := tagOf(id)
+	if i := s.findTag(id, tag); i >= 0 {
+		was = s.idx.At(i)
+		s.idx.setAt(i, tag, off)
+		return was, true
+	}
+	s.idx.insert(tag, off)
+	return 0, false
+}
+
 // slot returns the record space of the entry at ring offset off.
 func (s *cacheShard) slot(off uint64) []byte {
 	ch := s.chunks[off/uint64(s.chunk)]
@@ -231,7 +279,7 @@ func (s *cacheShard) slot(off uint64) []byte {
 func (c *Cache) Contains(id vertex.ID) bool {
 	s := c.shard(id)
 	s.mu.RLock()
-	ok := s.idx.Find(id) >= 0
+	ok := s.find(id) >= 0
 	s.mu.RUnlock()
 	runtime.KeepAlive(c) // its cleanup frees what s points into
 	return ok
@@ -263,7 +311,7 @@ func (c *Cache) PutAbsent(id vertex.ID, rec []byte, pin bool) {
 func (c *Cache) putOne(id vertex.ID, rec []byte, pin, ifAbsent bool) {
 	s := c.shard(id)
 	s.mu.Lock()
-	if !ifAbsent || s.idx.Find(id) < 0 {
+	if !ifAbsent || s.find(id) < 0 {
 		s.put(id, rec, pin, true)
 	}
 	s.mu.Unlock()
@@ -336,8 +384,8 @@ func (s *cacheShard) put(id vertex.ID, rec []byte, pin, mayEvict bool) {
 	if len(s.chunks) == 0 {
 		return
 	}
-	old, had := s.idx.Get(id)
-	if !had && !mayEvict && !s.hasRoom(entryHeader+len(rec)) {
+	old, had := s.get(id)
+	if !had && !mayEvict && !s.hasRoom(entrySize(len(rec))) {
 		return
 	}
 	mark, size := uint64(0), len(rec)
@@ -346,7 +394,8 @@ func (s *cacheShard) put(id vertex.ID, rec []byte, pin, mayEvict bool) {
 		size -= vertex.ChildKeysSize(rec) // kept without its children's keys (see Cache)
 	}
 	n := entryHeader + size
-	if 2*n > s.chunk {
+	room := entrySize(size)
+	if 2*room > s.chunk {
 		s.remove(id)
 		return
 	}
@@ -358,7 +407,7 @@ func (s *cacheShard) put(id vertex.ID, rec []byte, pin, mayEvict bool) {
 			binary.BigEndian.PutUint16(e[10:], uint16(size))
 			appendRecord(e[:entryHeader], rec, mark)
 			if old|mark != old {
-				s.idx.Set(id, old|mark)
+				s.swap(id, old|mark)
 				s.pinned++
 			}
 			return
@@ -371,7 +420,7 @@ func (s *cacheShard) put(id vertex.ID, rec []byte, pin, mayEvict bool) {
 			s.advance(i < len(s.chunks))
 		}
 	}
-	if mark != 0 && 2*(s.headPins+n) > s.chunk && s.filling() {
+	if mark != 0 && 2*(s.headPins+room) > s.chunk && s.filling() {
 		// The head's chunk would be over half pinned, and the ring has not
 		// come round: start the next chunk, so that a cache filled with
 		// pins at once (Frame.PrefetchUpperLevels after a restart) holds at
@@ -379,24 +428,25 @@ func (s *cacheShard) put(id vertex.ID, rec []byte, pin, mayEvict bool) {
 		// Packed, the first round of the ring dropped half of them.
 		s.advance(false)
 	}
-	for i := 0; len(s.chunks[s.head])+n > s.chunk; i++ {
+	for i := 0; len(s.chunks[s.head])+room > s.chunk; i++ {
 		s.advance(i == 0) // does not fit: the next chunk (which it fits, pins or not)
 	}
 	ch := s.chunks[s.head]
 	off := uint64(s.head)*uint64(s.chunk) + uint64(len(ch))
 	ch = binary.BigEndian.AppendUint64(ch, uint64(id))
+	ch = binary.BigEndian.AppendUint16(ch, uint16(room-entryHeader))
 	ch = binary.BigEndian.AppendUint16(ch, uint16(size))
-	ch = binary.BigEndian.AppendUint16(ch, uint16(size))
-	s.chunks[s.head] = appendRecord(ch, rec, mark)
+	ch = appendRecord(ch, rec, mark)
+	s.chunks[s.head] = ch[:len(ch)+room-n] // the padding: the next entry starts aligned
 	if mark != 0 {
-		s.headPins += n
+		s.headPins += room
 	}
 	// The old version's entry, if still there (the advances above may
 	// have recycled it), is replaced.
-	if was, had := s.idx.Swap(id, off|mark); mark != 0 && (!had || was&pinBit == 0) {
+	if was, had := s.swap(id, off|mark); mark != 0 && (!had || was&pinBit == 0) {
 		s.pinned++
 	}
-	s.bytes += n
+	s.bytes += room
 }
 
 // appendRecord appends rec to dst (in the ring, with room for it), without
@@ -425,7 +475,7 @@ func (s *cacheShard) eachLive(ci int, fn func(id vertex.ID, slot int, e []byte))
 	for at := 0; at < len(ch); {
 		id := vertex.ID(binary.BigEndian.Uint64(ch[at:]))
 		n := entryHeader + int(binary.BigEndian.Uint16(ch[at+8:]))
-		if i := s.idx.Find(id); i >= 0 && s.idx.At(i)&^pinBit == base+uint64(at) {
+		if i := s.find(id); i >= 0 && s.idx.At(i)&^pinBit == base+uint64(at) {
 			fn(id, i, ch[at:at+n])
 		}
 		at += n
@@ -442,8 +492,8 @@ func (s *cacheShard) recycle(ci int, keepPins bool) int {
 	kept := 0
 	s.eachLive(ci, func(id vertex.ID, i int, e []byte) {
 		if keepPins && s.idx.At(i)&pinBit != 0 && 2*(kept+len(e)) <= s.chunk {
-			copy(ch[kept:], e) // forward within the chunk: kept never passes e
-			s.idx.Set(id, (base+uint64(kept))|pinBit)
+			copy(ch[kept:], e)                                    // forward within the chunk: kept never passes e
+			s.idx.setAt(i, tagOf(id), (base+uint64(kept))|pinBit) // by slot: the copy may have overwritten the ID at its old offset
 			kept += len(e)
 			return
 		}

@@ -263,7 +263,7 @@ func BenchmarkRefresh(b *testing.B) {
 // past its share of the budget, the ring drops its oldest chunks to make
 // room, and every entry left reads back right.
 func TestCacheIndexBounded(t *testing.T) {
-	// Per shard: an index of at most 256 KiB (12,288 entries) and 12 chunks
+	// Per shard: an index of at most 128 KiB (12,288 entries) and 14 chunks
 	// of 64 KiB, ~3,600 of these entries each.
 	c := New(16 << 20)
 	if st := c.Stats(); st.Index > 16*4<<10 || st.Budget != 16<<20 {
@@ -274,7 +274,7 @@ func TestCacheIndexBounded(t *testing.T) {
 		c.Put(vertex.ID(i), ciRecord(fmt.Sprint(i%10)))
 		if i%1000 == 0 {
 			st := c.Stats()
-			if st.Index > 16*256<<10 || st.Bytes+st.Index > st.Budget || st.Entries > 16*12288 {
+			if st.Index > 16*128<<10 || st.Bytes+st.Index > st.Budget || st.Entries > 16*12288 {
 				t.Fatalf("after %d puts: %+v", i, st)
 			}
 			if i == 16000 && st.Index > 16*64<<10 {
