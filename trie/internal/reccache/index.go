@@ -15,9 +15,11 @@ import (
 // the free slot). The ID itself is not in the slot: the ring entry the slot
 // points to begins with it, and a lookup that finds its tag compares the
 // ID there, in the record it is about to read anyway. Half the bytes of an
-// (ID, offset) pair leave a quarter more of the budget to the ring, which
-// decides whether a state fits (benchmarks.md §3: at 1M accounts, 16-byte
-// pairs held 1.75M of the state's 2.07M records in 256 MiB).
+// (ID, offset) pair hold as many entries in an eighth of the budget as the
+// pairs did in a quarter, and the ring gets the difference, which decides
+// whether a state fits (benchmarks.md §3, 2026-12-08: at 1M accounts and
+// 256 MiB, the pairs left a ring that held 1.72M of the state's 2.07M
+// records; now it holds 2.02M).
 //
 // The probe for an ID starts at the slot its tag picks ((tag × slots) >>
 // 32); removals shift the later entries of their run back (no tombstones).
@@ -39,12 +41,16 @@ const (
 	maxShardRing = 4 * (int(slotOff) - 1)
 )
 
+// newIndex returns an empty index of 64 slots that doubles as entries
+// arrive, up to maxSlots (64 at least).
 func newIndex(maxSlots int) index {
 	x := index{bound: max(64, maxSlots)}
 	x.slots, x.mem = indexSlots(min(64, x.bound))
 	return x
 }
 
+// indexSlots returns n zeroed (free) slots in memory from manual, and that
+// memory.
 func indexSlots(n int) ([]uint64, manual.Region) {
 	mem := manual.New(8 * n)
 	b := mem.Bytes()
@@ -87,7 +93,8 @@ func (x *index) At(i int) uint64 {
 	return (v&slotOff-1)*4 | (v&slotPin)<<32
 }
 
-// value returns the slot encoding tag, off and the pin bit of mark.
+// value returns the slot of tag's entry at ring offset off (a multiple of 4,
+// with pinBit when pinned).
 func value(tag uint32, off uint64) uint64 {
 	return uint64(tag)<<32 | (off&pinBit)>>32 | ((off&^pinBit)/4 + 1)
 }
