@@ -260,7 +260,7 @@ func (s *cacheShard) swap(id vertex.ID, off uint64) (was uint64, had bool) {
 	tag := tagOf(id)
 	if i := s.findTag(id, tag); i >= 0 {
 		was = s.idx.At(i)
-		s.idx.setAt(i, tag, off)
+		s.idx.setAt(i, off)
 		return was, true
 	}
 	s.idx.insert(tag, off)
@@ -492,8 +492,8 @@ func (s *cacheShard) recycle(ci int, keepPins bool) int {
 	kept := 0
 	s.eachLive(ci, func(id vertex.ID, i int, e []byte) {
 		if keepPins && s.idx.At(i)&pinBit != 0 && 2*(kept+len(e)) <= s.chunk {
-			copy(ch[kept:], e)                                    // forward within the chunk: kept never passes e
-			s.idx.setAt(i, tagOf(id), (base+uint64(kept))|pinBit) // by slot: the copy may have overwritten the ID at its old offset
+			copy(ch[kept:], e)                         // forward within the chunk: kept never passes e
+			s.idx.setAt(i, (base+uint64(kept))|pinBit) // by slot: the copy may have overwritten the ID at its old offset
 			kept += len(e)
 			return
 		}

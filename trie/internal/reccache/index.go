@@ -99,8 +99,8 @@ func value(tag uint32, off uint64) uint64 {
 	return uint64(tag)<<32 | (off&pinBit)>>32 | ((off&^pinBit)/4 + 1)
 }
 
-// setAt makes off (with pinBit) the value of slot i, which holds tag's ID.
-func (x *index) setAt(i int, tag uint32, off uint64) { x.slots[i] = value(tag, off) }
+// setAt makes off (with pinBit) the value of slot i, keeping its tag.
+func (x *index) setAt(i int, off uint64) { x.slots[i] = value(uint32(x.slots[i]>>32), off) }
 
 // insert adds an entry for an ID not in the index (the caller found none),
 // growing the slots first when they are three quarters full. The caller
